@@ -8,7 +8,7 @@
 import { describe, it } from "node:test";
 import { readFile } from "node:fs/promises";
 import assert from "node:assert/strict";
-import { Controller, Get, Module } from "@nestjs/common";
+import { Controller, Delete, Get, HttpCode, Module, Post, Put } from "@nestjs/common";
 import { NestFactory } from "@nestjs/core";
 import { DocumentBuilder, SwaggerModule } from "@nestjs/swagger";
 import SwaggerParser from "@apidevtools/swagger-parser";
@@ -637,6 +637,56 @@ describe("applyGlobalErrors on routes with field selection", () => {
         new DocumentBuilder().setOpenAPIVersion("3.1.0").build(),
       );
       await SwaggerParser.validate(structuredClone(applyGlobalErrors(oas31, SELECTING)));
+    } finally {
+      await running.close();
+    }
+  });
+});
+
+@Controller("orders")
+class OrdersController {
+  @Post()
+  @HttpCode(201)
+  @SafeResponse()
+  create() {
+    return { id: "o1" };
+  }
+
+  @Delete()
+  @HttpCode(204)
+  @SafeResponse()
+  remove() {}
+
+  @Put()
+  @SafeResponse({ description: "Replaced" })
+  @HttpCode(202)
+  replace() {
+    return { id: "o1" };
+  }
+}
+
+@Module({ imports: [SafeResponseModule.register({})], controllers: [OrdersController] })
+class OrdersModule {}
+
+describe("applyGlobalErrors on SafeResponse routes", () => {
+  it("documents the status the server sends, @HttpCode above or below @SafeResponse()", async () => {
+    const running = await boot(OrdersModule, "express");
+    try {
+      const built = SwaggerModule.createDocument(running.app, new DocumentBuilder().build());
+      const document: Json = applyGlobalErrors(built, {});
+      const expected = { post: 201, delete: 204, put: 202 } as const;
+      for (const [method, status] of Object.entries(expected)) {
+        const response = await fetch(`${running.url}/orders`, { method: method.toUpperCase() });
+        const text = await response.text();
+        assert.equal(response.status, status);
+        const { responses } = document.paths["/orders"][method];
+        assert.deepEqual(Object.keys(responses), [String(status)], method);
+        assert.equal(responses[status].content === undefined, text === "", `${method}: a body`);
+      }
+      assert.equal(document.paths["/orders"].post.responses[201].description, "Created");
+      assert.equal(document.paths["/orders"].put.responses[202].description, "Replaced");
+      const once = structuredClone(document);
+      assert.deepEqual(applyGlobalErrors(document, {}), once, "idempotent");
     } finally {
       await running.close();
     }
