@@ -34,6 +34,7 @@ import {
   setExtension,
   setMetadata,
   SKIP_GLOBAL_ERRORS_EXTENSION,
+  SUCCESS_STATUS_EXTENSION,
 } from "./_route_metadata.ts";
 
 /**
@@ -386,6 +387,15 @@ export function SafeResponse(options: SafeResponseOptions = {}): MethodDecorator
       description: options.description ?? reasonPhrase(status) ?? "Success",
       content: { "application/json": { schema: structuredClone(BASIC_SUCCESS_SCHEMA) } },
     });
+    const mark = {
+      documented: status,
+      described: options.description !== undefined,
+      // Read when the document is built: an `@HttpCode` above this decorator applies after it.
+      get status(): number {
+        return Reflect.getMetadata(NEST_HTTP_CODE, handler) ?? status;
+      },
+    };
+    setExtension(handler, SUCCESS_STATUS_EXTENSION, mark, true);
   };
   return (target: object, _key?: string | symbol, descriptor?: PropertyDescriptor) => {
     if (descriptor !== undefined) {

@@ -70,6 +70,14 @@ export const RESPONSE_HEADERS_EXTENSION = "x-safe-response-headers";
  */
 export const FIELD_SELECTION_EXTENSION = "x-safe-field-selection";
 
+/**
+ * Vendor extension of a `SafeResponse` route: `{ documented, described, status }`, the status its
+ * success was documented at, whether its description was given, and (read when the document is
+ * built, after every decorator: `@HttpCode` may come after) the status Nest sends. `applyGlobalErrors`
+ * moves the success to `status`.
+ */
+export const SUCCESS_STATUS_EXTENSION = "x-safe-success-status";
+
 /** Vendor extension holding the `ProblemType` URI of an operation. */
 export const PROBLEM_TYPE_EXTENSION = "x-safe-problem-type";
 

@@ -8,7 +8,10 @@ import {
   PAGINATED_EXTENSION,
   RESPONSE_HEADERS_EXTENSION,
   SKIP_GLOBAL_ERRORS_EXTENSION,
+  SUCCESS_STATUS_EXTENSION,
 } from "../_route_metadata.ts";
+import { reasonPhrase } from "../http_status.ts";
+import { isNullBodyStatus } from "../_null_body.ts";
 import type { SafeErrorResponseOptions, SafeResponseModuleOptions } from "../options.ts";
 import { PaginationQueryError } from "../pagination_query.ts";
 import { resolveSettings } from "../settings.ts";
@@ -102,6 +105,7 @@ export function applyGlobalErrors<T extends OpenApiDocumentLike, Context = unkno
   const validation400 = settings.validationDetails === "fields" && responses.has(400);
   if (responses.size > 0) addComponents();
   for (const operation of operationsOf(document)) {
+    documentSuccessStatus(operation);
     const selection = operation[FIELD_SELECTION_EXTENSION] ?? settings.fieldSelection !== undefined;
     if (selection === true) {
       const parameter = operation[FIELD_SELECTION_EXTENSION] === undefined
@@ -144,6 +148,25 @@ export function applyGlobalErrors<T extends OpenApiDocumentLike, Context = unkno
     }
   }
   return document;
+}
+
+/**
+ * Moves a `SafeResponse` route's success to the status Nest sends (`@HttpCode` may be applied after
+ * `SafeResponse`), without content when that status has no body.
+ */
+function documentSuccessStatus(operation: OperationLike): void {
+  const mark = operation[SUCCESS_STATUS_EXTENSION] as
+    | { documented: number; described: boolean; status: number }
+    | undefined;
+  if (typeof mark !== "object" || mark === null) return;
+  const { documented, described, status } = mark;
+  const responses = operation.responses ??= {};
+  const success = responses[documented] as { description?: string; content?: unknown } | undefined;
+  if (success === undefined || (status !== documented && responses[status] !== undefined)) return;
+  delete responses[documented];
+  responses[status] = success;
+  if (!described) success.description = reasonPhrase(status) ?? "Success";
+  if (isNullBodyStatus(status)) delete success.content;
 }
 
 /** What each documented response header holds. */
