@@ -8,7 +8,26 @@
 import { describe, it } from "node:test";
 import { readFile } from "node:fs/promises";
 import assert from "node:assert/strict";
-import { Controller, Delete, Get, HttpCode, Module, Post, Put } from "@nestjs/common";
+import {
+  Controller,
+  Delete,
+  Get,
+  HttpCode,
+  Module,
+  NotFoundException,
+  Post,
+  Put,
+  UseGuards,
+} from "@nestjs/common";
+import { ApiKeysService, InMemoryApiKeyStorage } from "../../../api_keys/mod.ts";
+import {
+  ApiKeysGuard,
+  ApiKeysModule,
+  getApiKeyContext,
+  RequireScope,
+} from "../../../api_keys/nest/mod.ts";
+import { createApiKeysAdminController } from "../../../api_keys/nest/api_keys.admin.ts";
+import { defineErrors, SafeException } from "../../../safe_response/mod.ts";
 import { NestFactory } from "@nestjs/core";
 import { DocumentBuilder, SwaggerModule } from "@nestjs/swagger";
 import SwaggerParser from "@apidevtools/swagger-parser";
@@ -25,8 +44,10 @@ import {
 } from "../../../safe_response/nest/mod.ts";
 import type { OffsetPaginationQuery } from "../../../safe_response/pagination_query.ts";
 import {
+  ApiSafeCatalogErrors,
   ApiSafeErrorResponse,
   ApiSafeResponse,
+  applyApiKeysAdminRoutes,
   SAFE_RESPONSE_SCHEMAS,
   SafeEndpoint,
   SafePaginatedEndpoint,
@@ -687,6 +708,116 @@ describe("applyGlobalErrors on SafeResponse routes", () => {
       assert.equal(document.paths["/orders"].put.responses[202].description, "Replaced");
       const once = structuredClone(document);
       assert.deepEqual(applyGlobalErrors(document, {}), once, "idempotent");
+    } finally {
+      await running.close();
+    }
+  });
+});
+
+/** What `document` declares against a real GET `response` (status, content type, body): the errors. */
+async function disagreements(
+  document: Json,
+  template: string,
+  response: Response,
+): Promise<string[]> {
+  const body = await response.json();
+  const declared = document.paths[template].get.responses[response.status];
+  if (declared === undefined) return [`${response.status} not documented`];
+  const type = response.headers.get("content-type")?.split(";")[0] ?? "";
+  const media = declared.content?.[type];
+  if (media === undefined) return [`${type} not documented at ${response.status}`];
+  return bodyValidator(document)(media.schema, body);
+}
+
+const CATALOG = defineErrors({ USER_NOT_FOUND: { status: 404, message: "User not found" } });
+
+@Controller("problems")
+class ProblemsController {
+  @Get("own")
+  @ApiSafeErrorResponse(404, { code: "USER_NOT_FOUND", message: "User not found" })
+  own() {
+    throw new NotFoundException({ code: "USER_NOT_FOUND", message: "User not found" });
+  }
+
+  @Get("catalog")
+  @ApiSafeCatalogErrors(CATALOG, ["USER_NOT_FOUND"])
+  catalog() {
+    throw new SafeException("USER_NOT_FOUND");
+  }
+}
+
+const AdminKeysController = createApiKeysAdminController({
+  path: "admin",
+  decorators: [UseGuards(ApiKeysGuard), RequireScope("keys", "write")],
+  scopes: ["projects:read"],
+  tenantOf: (request) => getApiKeyContext(request)?.tenantId,
+  callerKeyIdOf: (request) => getApiKeyContext(request)?.keyId,
+  canManage: () => true,
+  csrf: false,
+});
+
+const PROBLEMS: SafeResponseModuleOptions = {
+  problemDetails: { baseUrl: "https://errors.example.com" },
+  errorCatalog: CATALOG,
+  swagger: { globalErrors: [401, 403, 500] },
+};
+
+@Module({
+  imports: [
+    SafeResponseModule.register(PROBLEMS),
+    ApiKeysModule.forRoot({
+      peppers: { 1: "a-pepper-of-at-least-thirty-two-bytes" },
+      storage: new InMemoryApiKeyStorage(),
+    }),
+  ],
+  controllers: [ProblemsController, AdminKeysController],
+})
+class ProblemsModule {}
+
+describe("applyGlobalErrors in problem-details mode", () => {
+  async function problemsApp() {
+    const running = await boot(ProblemsModule, "express");
+    const built = SwaggerModule.createDocument(running.app, new DocumentBuilder().build());
+    const document: Json = applyGlobalErrors(
+      applyApiKeysAdminRoutes(built, { prefix: "/admin" }),
+      PROBLEMS,
+    );
+    await SwaggerParser.validate(structuredClone(document));
+    return { running, document };
+  }
+
+  it("documents the problem details a guard sends on the admin routes' 401 and 403", async () => {
+    const { running, document } = await problemsApp();
+    try {
+      const reader = await running.app.get(ApiKeysService).create({
+        tenantId: "t",
+        name: "reader",
+        scopes: [{ resource: "projects", level: "read" }],
+      });
+      for (const headers of [{}, { "x-api-key": reader.key }] as Record<string, string>[]) {
+        const response = await fetch(`${running.url}/admin/keys`, { headers });
+        assert.ok([401, 403].includes(response.status));
+        assert.deepEqual(await disagreements(document, "/admin/keys", response), []);
+        const { content } = document.paths["/admin/keys"].get.responses[response.status];
+        assert.ok(content["application/json"], "the envelope kept beside");
+      }
+    } finally {
+      await running.close();
+    }
+  });
+
+  it("documents the problem details of route-level error decorators", async () => {
+    const { running, document } = await problemsApp();
+    try {
+      for (const path of ["/problems/own", "/problems/catalog"]) {
+        const response = await fetch(running.url + path);
+        assert.equal(response.status, 404);
+        assert.deepEqual(await disagreements(document, path, response), [], path);
+        const media = document.paths[path].get.responses[404].content["application/problem+json"];
+        assert.equal(media.examples.USER_NOT_FOUND.value.code, "USER_NOT_FOUND");
+      }
+      const once = structuredClone(document);
+      assert.deepEqual(applyGlobalErrors(document, PROBLEMS), once, "idempotent");
     } finally {
       await running.close();
     }
