@@ -15,7 +15,7 @@ import { isNullBodyStatus } from "../_null_body.ts";
 import type { SafeErrorResponseOptions, SafeResponseModuleOptions } from "../options.ts";
 import { PaginationQueryError } from "../pagination_query.ts";
 import { resolveSettings } from "../settings.ts";
-import { documentFieldDetails, errorResponses } from "./_error_responses.ts";
+import { addProblemMedia, documentFieldDetails, errorResponses } from "./_error_responses.ts";
 import { documentFieldSelection } from "./_field_selection.ts";
 import {
   BASIC_SUCCESS_SCHEMA,
@@ -70,7 +70,10 @@ interface OperationLike {
  * guard sends), the pagination `Link` on a success. On a route with field selection (its
  * `FieldSelection`, else the module's `fieldSelection`), documents `data` (each item when paginated)
  * as a `<Model>Selection` copy of its model without `required`, and the module's query parameter.
- * Mutates and returns `document` (idempotent).
+ * With problem details, adds their `application/problem+json` beside an error response documented
+ * only as the envelope (a route's own error decorator, `applyApiKeysAdminRoutes`), as the server
+ * sends them. A `SafeResponse` success moves to the status Nest sends (`@HttpCode` read when the
+ * document is built). Mutates and returns `document` (idempotent).
  * @example
  * ```ts
  * import { applyGlobalErrors } from "@saferoute/api-kit/safe-response/openapi";
@@ -112,6 +115,14 @@ export function applyGlobalErrors<T extends OpenApiDocumentLike, Context = unkno
         ? settings.fieldSelection // the module's: not documented by a decorator
         : undefined;
       documentFieldSelection(operation, (document.components ??= {}).schemas ??= {}, parameter);
+    }
+    if (documentation.problem) {
+      // The server sends problem details whatever a route's own error decorator (or a guard's) says.
+      for (const [status, response] of Object.entries(operation.responses ?? {})) {
+        if (/^[45]\d\d$/.test(status) && addProblemMedia(Number(status), response, documentation)) {
+          addComponents();
+        }
+      }
     }
     if (operation[SKIP_GLOBAL_ERRORS_EXTENSION] === true) continue;
     const page = operation[PAGINATED_EXTENSION] as
