@@ -11,6 +11,7 @@ import assert from "node:assert/strict";
 import {
   Controller,
   Delete,
+  ForbiddenException,
   Get,
   HttpCode,
   Module,
@@ -34,6 +35,7 @@ import SwaggerParser from "@apidevtools/swagger-parser";
 import { ApiProperty } from "@nestjs/swagger";
 import {
   CursorPaginated,
+  Deprecated,
   FieldSelection,
   Paginated,
   PaginationQuery,
@@ -818,6 +820,55 @@ describe("applyGlobalErrors in problem-details mode", () => {
       }
       const once = structuredClone(document);
       assert.deepEqual(applyGlobalErrors(document, PROBLEMS), once, "idempotent");
+    } finally {
+      await running.close();
+    }
+  });
+});
+
+const SUNSET = { since: "2025-01-01", sunset: "2030-01-01", link: "https://example.com/v2" };
+
+@Controller("legacy")
+class LegacyController {
+  @Get("status")
+  @SkipGlobalErrors()
+  @Deprecated(SUNSET)
+  @SafeResponse()
+  status() {
+    return "up";
+  }
+
+  @Get("plan")
+  @Deprecated(SUNSET)
+  @SafeResponse()
+  plan() {
+    throw new ForbiddenException("Your plan does not include this"); // the handler's, not a guard's
+  }
+}
+
+const LEGACY: SafeResponseModuleOptions = { requestId: true, swagger: { globalErrors: [403] } };
+
+@Module({ imports: [SafeResponseModule.register(LEGACY)], controllers: [LegacyController] })
+class LegacyModule {}
+
+describe("applyGlobalErrors: response headers", () => {
+  it("declares every header sent, on skipped routes and on a handler's 403 too", async () => {
+    const running = await boot(LegacyModule, "express");
+    try {
+      const built = SwaggerModule.createDocument(running.app, new DocumentBuilder().build());
+      const document: Json = applyGlobalErrors(built, LEGACY);
+      for (const [path, status] of [["/legacy/status", 200], ["/legacy/plan", 403]] as const) {
+        const response = await fetch(running.url + path);
+        await response.text();
+        assert.equal(response.status, status);
+        const sent = ["x-request-id", "deprecation", "sunset", "link"]
+          .filter((name) => response.headers.has(name));
+        assert.equal(sent.length, 4, path);
+        const declared = Object.keys(document.paths[path].get.responses[status].headers ?? {})
+          .map((name) => name.toLowerCase());
+        assert.deepEqual(sent.filter((name) => !declared.includes(name)), [], path);
+      }
+      assert.equal(document.paths["/legacy/status"].get.responses[403], undefined, "skipped");
     } finally {
       await running.close();
     }
