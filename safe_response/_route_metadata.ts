@@ -60,7 +60,7 @@ export const PAGINATED_EXTENSION = "x-safe-paginated";
 /**
  * Vendor extension listing the headers every response of an operation carries besides the
  * module's (`Deprecated`: `Deprecation`, then `Sunset` and `Link` when set), a guard's error aside;
- * `applyGlobalErrors` documents them (not on a global 401, 403 or 429).
+ * `applyGlobalErrors` documents them on every response (optional, for that guard's error).
  */
 export const RESPONSE_HEADERS_EXTENSION = "x-safe-response-headers";
 

@@ -48,13 +48,6 @@ const PAGINATION_QUERY_ERROR: SafeErrorResponseOptions & { status: number } = {
   description: "A bad pagination query parameter (`page`, `cursor` or `limit`)",
 };
 
-/**
- * The global errors a guard sends (authentication, authorization, rate limit): thrown before the
- * interceptor, so without the route's `Deprecation`, `Sunset` and `Link` (spec, "Response-envelope
- * errors", rule 3).
- */
-const GUARD_STATUSES: ReadonlySet<string> = new Set(["401", "403", "429"]);
-
 interface OperationLike {
   responses?: Record<string, unknown>;
   [key: string]: unknown;
@@ -65,9 +58,9 @@ interface OperationLike {
  * a response the route documents, with the component schemas; with `validationDetails: "fields"`
  * documents the `details` of the global 400 (a validation error) as `[{ pointer, messages }]` (a
  * route's own 400 stays as the route documents it, and without a global 400 so does a paginated
- * route's `INVALID_PAGINATION_QUERY`). Also documents the response headers sent: the request id on
- * every response, a `Deprecated` route's headers on every one but a global 401, 403 or 429 (what a
- * guard sends), the pagination `Link` on a success. On a route with field selection (its
+ * route's `INVALID_PAGINATION_QUERY`). Also documents the response headers sent (on `SkipGlobalErrors`
+ * routes too): the request id on every response, a `Deprecated` route's headers on every one (optional: a
+ * guard's refusal has none), the pagination `Link` on a success. On a route with field selection (its
  * `FieldSelection`, else the module's `fieldSelection`), documents `data` (each item when paginated)
  * as a `<Model>Selection` copy of its model without `required`, and the module's query parameter.
  * With problem details, adds their `application/problem+json` beside an error response documented
@@ -124,21 +117,22 @@ export function applyGlobalErrors<T extends OpenApiDocumentLike, Context = unkno
         }
       }
     }
-    if (operation[SKIP_GLOBAL_ERRORS_EXTENSION] === true) continue;
     const page = operation[PAGINATED_EXTENSION] as
       | { limits?: unknown; linkHeader?: unknown }
       | undefined;
-    // The pipeline parses the query (a bad value: the 400) of a route with limits.
-    const parsed = page !== undefined &&
-      (page.limits === true || settings.defaultLimit !== undefined);
-    const added = parsed ? paginated : responses;
-    if (added === paginated) addComponents();
     const documented = operation.responses ??= {};
-    for (const [status, response] of added) {
-      if (documented[status] !== undefined) continue; // the route's own: never changed
-      documented[status] = documentCopy(response, document);
-      // Only the global 400 is a validation error: a pagination query's 400 alone is not.
-      if (status === 400 && validation400) documentFieldDetails(documented[status]);
+    if (operation[SKIP_GLOBAL_ERRORS_EXTENSION] !== true) {
+      // The pipeline parses the query (a bad value: the 400) of a route with limits.
+      const parsed = page !== undefined &&
+        (page.limits === true || settings.defaultLimit !== undefined);
+      const added = parsed ? paginated : responses;
+      if (added === paginated) addComponents();
+      for (const [status, response] of added) {
+        if (documented[status] !== undefined) continue; // the route's own: never changed
+        documented[status] = documentCopy(response, document);
+        // Only the global 400 is a validation error: a pagination query's 400 alone is not.
+        if (status === 400 && validation400) documentFieldDetails(documented[status]);
+      }
     }
     const requestId = settings.requestId === undefined ? [] : [settings.requestId.headerName];
     const routeHeaders = (Array.isArray(operation[RESPONSE_HEADERS_EXTENSION])
@@ -149,11 +143,9 @@ export function applyGlobalErrors<T extends OpenApiDocumentLike, Context = unkno
     const linkHeader = page === undefined ? false : page.linkHeader ?? settings.linkHeader;
     for (const [status, response] of Object.entries(documented)) {
       const success = /^2\d\d$/.test(status);
-      // A guard's error (before the interceptor) carries none of the route's own headers.
-      const guard = GUARD_STATUSES.has(status) && responses.has(Number(status));
       documentHeaders(response, [
         ...requestId,
-        ...(guard ? [] : routeHeaders),
+        ...routeHeaders, // optional: a guard's refusal (before the interceptor) has none of them
         ...(success && linkHeader ? ["Link"] : []),
       ]);
     }
@@ -182,8 +174,9 @@ function documentSuccessStatus(operation: OperationLike): void {
 
 /** What each documented response header holds. */
 const HEADER_DESCRIPTIONS: Readonly<Record<string, string>> = {
-  Deprecation: "RFC 9745: the route is deprecated (since `@<unix seconds>`)",
-  Sunset: "RFC 8594: when the route goes away (an HTTP date)",
+  Deprecation:
+    "RFC 9745: the route is deprecated (since `@<unix seconds>`); not on a guard's refusal",
+  Sunset: "RFC 8594: when the route goes away (an HTTP date); not on a guard's refusal",
   Link: "RFC 8288 links: pagination (`first`, `prev`, `next`, `last`), deprecation, sunset",
 };
 
