@@ -1,5 +1,6 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
+import { fullFormats } from "ajv-formats/dist/formats.js";
 import {
   httpStatusOption,
   nonEmptyOption,
@@ -31,5 +32,45 @@ describe("route option checks", () => {
     );
     assert.throws(() => SuccessCode(""), /^TypeError: SuccessCode: `code` must be a non-empty/);
     assert.throws(() => ProblemType(" "), /^TypeError: ProblemType: `typeUri` must be a URI$/);
+  });
+});
+
+describe("problemTypeOption: an RFC 3986 URI reference (the documented `format: uri-reference`)", () => {
+  const uriReference = fullFormats["uri-reference"] as RegExp;
+  const good = [
+    "about:blank",
+    "urn:problem:x",
+    "/problems/payment",
+    "payment-declined",
+    "https://errors.example.com/zahlung-abgelehnt-%C3%A4?lang=de#top",
+    "https://user@[::1]:8443/p;v=1/a(b)*",
+  ];
+  const bad = [
+    "https://errors.example.com/zahlung-abgelehnt-ä",
+    "https://errors.example.com/{payment}|declined",
+    "https://errors.example.com/%zz",
+    "https://errors.example.com/a#b#c",
+    "https://errors.example.com/a[1]",
+    "1a:b",
+    "https://errors.example.com/a\\b",
+    'https://errors.example.com/"x"',
+  ];
+
+  it("accepts a URI reference, as Ajv's uri-reference does", () => {
+    for (const value of good) {
+      assert.equal(problemTypeOption(value, "X: `t`"), value);
+      assert.ok(uriReference.test(value), value);
+    }
+  });
+
+  it("refuses what is not one (non-ASCII, characters a URI cannot hold), as Ajv does", () => {
+    for (const value of bad) {
+      assert.throws(() => problemTypeOption(value, "X: `t`"), /^TypeError: X: `t` must be a URI$/);
+      assert.equal(uriReference.test(value), false, value);
+    }
+    assert.throws(
+      () => ProblemType("https://errors.example.com/{payment}"),
+      /^TypeError: ProblemType: `typeUri` must be a URI$/,
+    );
   });
 });
