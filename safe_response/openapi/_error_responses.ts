@@ -112,7 +112,8 @@ export function errorResponses(
 /** Whether `schema` is the error envelope: its `$ref`, or an `allOf` narrowing it. */
 function isEnvelope(schema: OpenApiSchema | undefined): boolean {
   const { $ref } = schemaRef("SafeErrorResponse");
-  return schema?.$ref === $ref || (schema?.allOf as OpenApiSchema[] | undefined)?.[0]?.$ref === $ref;
+  return schema?.$ref === $ref ||
+    (schema?.allOf as OpenApiSchema[] | undefined)?.[0]?.$ref === $ref;
 }
 
 /**
