@@ -18,16 +18,11 @@ import {
   NotFoundException,
   Post,
   Put,
-  UseGuards,
+  type Type,
 } from "@nestjs/common";
 import { ApiKeysService, InMemoryApiKeyStorage } from "../../../api_keys/mod.ts";
-import {
-  ApiKeysGuard,
-  ApiKeysModule,
-  getApiKeyContext,
-  RequireScope,
-} from "../../../api_keys/nest/mod.ts";
-import { createApiKeysAdminController } from "../../../api_keys/nest/api_keys.admin.ts";
+import { ApiKeysModule } from "../../../api_keys/nest/mod.ts";
+import { guardedAdminController } from "../../api_keys/nest/test_app.ts";
 import { defineErrors, SafeException } from "../../../safe_response/mod.ts";
 import { NestFactory } from "@nestjs/core";
 import { DocumentBuilder, SwaggerModule } from "@nestjs/swagger";
@@ -60,7 +55,7 @@ import {
   applySchemaNames,
 } from "../../../safe_response/openapi/safe_response.document.ts";
 import { bodyValidator, type Json } from "./openapi_validation.ts";
-import { boot } from "../nest/helpers.ts";
+import { boot, type RunningApp } from "../nest/helpers.ts";
 
 @Controller("a")
 class RoutesController {
@@ -566,6 +561,28 @@ describe("applyGlobalErrors on paginated routes", () => {
   });
 });
 
+/**
+ * Boots `module` on Express, builds its document (through `prepare`, such as
+ * `applyApiKeysAdminRoutes`), completes it with `applyGlobalErrors(…, options)` and runs `check` on
+ * them; the app is closed after.
+ */
+async function withDocument(
+  module: Type<unknown>,
+  options: SafeResponseModuleOptions,
+  check: (running: RunningApp, document: Json) => Promise<void>,
+  prepare: (built: Json) => Json = (built) => built,
+): Promise<void> {
+  const running = await boot(module, "express");
+  try {
+    const built = SwaggerModule.createDocument(running.app, new DocumentBuilder().build());
+    const document: Json = applyGlobalErrors(prepare(built), options);
+    await SwaggerParser.validate(structuredClone(document));
+    await check(running, document);
+  } finally {
+    await running.close();
+  }
+}
+
 class AddressDto {
   @ApiProperty()
   city!: string;
@@ -626,10 +643,7 @@ class MembersModule {}
 
 describe("applyGlobalErrors on routes with field selection", () => {
   it("documents data without required properties, and the module's `fields` parameter", async () => {
-    const running = await boot(MembersModule, "express");
-    try {
-      const built = SwaggerModule.createDocument(running.app, new DocumentBuilder().build());
-      const document: Json = applyGlobalErrors(built, SELECTING);
+    await withDocument(MembersModule, SELECTING, async (running, document) => {
       const validate = bodyValidator(document);
       for (const path of ["decorated", "composite", "pages", "module"]) {
         const operation = document.paths[`/members/${path}`].get;
@@ -654,15 +668,12 @@ describe("applyGlobalErrors on routes with field selection", () => {
       );
       const once = structuredClone(document);
       assert.deepEqual(applyGlobalErrors(document, SELECTING), once, "idempotent");
-      await SwaggerParser.validate(structuredClone(document));
       const oas31: Json = SwaggerModule.createDocument(
         running.app,
         new DocumentBuilder().setOpenAPIVersion("3.1.0").build(),
       );
       await SwaggerParser.validate(structuredClone(applyGlobalErrors(oas31, SELECTING)));
-    } finally {
-      await running.close();
-    }
+    });
   });
 });
 
@@ -693,10 +704,7 @@ class OrdersModule {}
 
 describe("applyGlobalErrors on SafeResponse routes", () => {
   it("documents the status the server sends, @HttpCode above or below @SafeResponse()", async () => {
-    const running = await boot(OrdersModule, "express");
-    try {
-      const built = SwaggerModule.createDocument(running.app, new DocumentBuilder().build());
-      const document: Json = applyGlobalErrors(built, {});
+    await withDocument(OrdersModule, {}, async (running, document) => {
       const expected = { post: 201, delete: 204, put: 202 } as const;
       for (const [method, status] of Object.entries(expected)) {
         const response = await fetch(`${running.url}/orders`, { method: method.toUpperCase() });
@@ -710,9 +718,7 @@ describe("applyGlobalErrors on SafeResponse routes", () => {
       assert.equal(document.paths["/orders"].put.responses[202].description, "Replaced");
       const once = structuredClone(document);
       assert.deepEqual(applyGlobalErrors(document, {}), once, "idempotent");
-    } finally {
-      await running.close();
-    }
+    });
   });
 });
 
@@ -748,15 +754,7 @@ class ProblemsController {
   }
 }
 
-const AdminKeysController = createApiKeysAdminController({
-  path: "admin",
-  decorators: [UseGuards(ApiKeysGuard), RequireScope("keys", "write")],
-  scopes: ["projects:read"],
-  tenantOf: (request) => getApiKeyContext(request)?.tenantId,
-  callerKeyIdOf: (request) => getApiKeyContext(request)?.keyId,
-  canManage: () => true,
-  csrf: false,
-});
+const AdminKeysController = guardedAdminController("admin");
 
 const PROBLEMS: SafeResponseModuleOptions = {
   problemDetails: { baseUrl: "https://errors.example.com" },
@@ -777,20 +775,10 @@ const PROBLEMS: SafeResponseModuleOptions = {
 class ProblemsModule {}
 
 describe("applyGlobalErrors in problem-details mode", () => {
-  async function problemsApp() {
-    const running = await boot(ProblemsModule, "express");
-    const built = SwaggerModule.createDocument(running.app, new DocumentBuilder().build());
-    const document: Json = applyGlobalErrors(
-      applyApiKeysAdminRoutes(built, { prefix: "/admin" }),
-      PROBLEMS,
-    );
-    await SwaggerParser.validate(structuredClone(document));
-    return { running, document };
-  }
+  const admin = (built: Json) => applyApiKeysAdminRoutes(built, { prefix: "/admin" });
 
   it("documents the problem details a guard sends on the admin routes' 401 and 403", async () => {
-    const { running, document } = await problemsApp();
-    try {
+    await withDocument(ProblemsModule, PROBLEMS, async (running, document) => {
       const reader = await running.app.get(ApiKeysService).create({
         tenantId: "t",
         name: "reader",
@@ -803,14 +791,11 @@ describe("applyGlobalErrors in problem-details mode", () => {
         const { content } = document.paths["/admin/keys"].get.responses[response.status];
         assert.ok(content["application/json"], "the envelope kept beside");
       }
-    } finally {
-      await running.close();
-    }
+    }, admin);
   });
 
   it("documents the problem details of route-level error decorators", async () => {
-    const { running, document } = await problemsApp();
-    try {
+    await withDocument(ProblemsModule, PROBLEMS, async (running, document) => {
       for (const path of ["/problems/own", "/problems/catalog"]) {
         const response = await fetch(running.url + path);
         assert.equal(response.status, 404);
@@ -820,9 +805,7 @@ describe("applyGlobalErrors in problem-details mode", () => {
       }
       const once = structuredClone(document);
       assert.deepEqual(applyGlobalErrors(document, PROBLEMS), once, "idempotent");
-    } finally {
-      await running.close();
-    }
+    }, admin);
   });
 });
 
@@ -853,10 +836,7 @@ class LegacyModule {}
 
 describe("applyGlobalErrors: response headers", () => {
   it("declares every header sent, on skipped routes and on a handler's 403 too", async () => {
-    const running = await boot(LegacyModule, "express");
-    try {
-      const built = SwaggerModule.createDocument(running.app, new DocumentBuilder().build());
-      const document: Json = applyGlobalErrors(built, LEGACY);
+    await withDocument(LegacyModule, LEGACY, async (running, document) => {
       for (const [path, status] of [["/legacy/status", 200], ["/legacy/plan", 403]] as const) {
         const response = await fetch(running.url + path);
         await response.text();
@@ -869,8 +849,6 @@ describe("applyGlobalErrors: response headers", () => {
         assert.deepEqual(sent.filter((name) => !declared.includes(name)), [], path);
       }
       assert.equal(document.paths["/legacy/status"].get.responses[403], undefined, "skipped");
-    } finally {
-      await running.close();
-    }
+    });
   });
 });
