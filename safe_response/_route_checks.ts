@@ -25,12 +25,32 @@ export function nonEmptyOption(value: unknown, what: string): string {
   return value;
 }
 
+/** RFC 3986 Appendix B: scheme, authority, path, query and fragment of a URI reference. */
+const URI_PARTS = /^(?:([^:/?#]+):)?(?:\/\/([^/?#]*))?([^?#]*)(?:\?([^#]*))?(?:#(.*))?$/;
+/** A character of a path, query or fragment (`pchar`, `/`, `?`), or a percent-encoded octet. */
+const PCHARS = /^(?:[\w\-.~!$&'()*+,;=:@/?]|%[\dA-Fa-f]{2})*$/;
+/** An authority: `pchar`s without `/` and `?`, and an IP literal in brackets. */
+const AUTHORITY = /^(?:[\w\-.~!$&'()*+,;=:@]|%[\dA-Fa-f]{2}|\[[\dA-Fa-f:.vV\w\-~!$&'()*+,;=]*\])*$/;
+
 /**
- * `value` when it can be a problem type URI (a non-empty string without
- * whitespace); else throws `<what> must be a URI`.
+ * Whether `value` is an RFC 3986 URI reference (what OpenAPI's `format: uri-reference` accepts):
+ * ASCII only, other characters percent-encoded.
+ */
+export function isUriReference(value: string): boolean {
+  const [, scheme, authority, path, query, fragment] = URI_PARTS.exec(value)!;
+  return (scheme === undefined || /^[A-Za-z][A-Za-z\d+.-]*$/.test(scheme)) &&
+    (authority === undefined || AUTHORITY.test(authority)) &&
+    [path, query ?? "", fragment ?? ""].every((part) => PCHARS.test(part)) &&
+    // A relative reference's first segment holds no `:` (it would read as a scheme).
+    (scheme !== undefined || authority !== undefined || !/^[^/]*:/.test(path));
+}
+
+/**
+ * `value` when it can be a problem type URI (a non-empty RFC 3986 URI
+ * reference); else throws `<what> must be a URI`.
  */
 export function problemTypeOption(value: unknown, what: string): string {
-  if (typeof value !== "string" || value === "" || /\s/.test(value)) {
+  if (typeof value !== "string" || value === "" || !isUriReference(value)) {
     throw new TypeError(`${what} must be a URI`);
   }
   return value;

@@ -4,7 +4,11 @@
  * @module
  */
 import { type DeprecatedOptions, resolveDeprecation } from "./deprecation_headers.ts";
-import { type FieldSelectionOptions, resolveFieldSelection } from "./field_selection.ts";
+import {
+  type FieldSelectionOptions,
+  type FieldSelectionSettings,
+  resolveFieldSelection,
+} from "./field_selection.ts";
 import { reasonPhrase } from "./http_status.ts";
 import { type PaginationOptions, type PaginationSetting, resolvePagination } from "./pagination.ts";
 import { MAX_CURSOR_LENGTH } from "./pagination_links.ts";
@@ -13,6 +17,7 @@ import { httpStatusOption, nonEmptyOption, problemTypeOption } from "./_route_ch
 import { BASIC_SUCCESS_SCHEMA } from "./_openapi_schemas.ts";
 import {
   combine,
+  FIELD_SELECTION_EXTENSION,
   markDeprecatedOperation,
   markExtension,
   markQueryParameters,
@@ -20,6 +25,7 @@ import {
   NEST_HTTP_CODE,
   PAGINATED_EXTENSION,
   PROBLEM_TYPE_EXTENSION,
+  type QueryParameter,
   RESPONSE_HEADERS_EXTENSION,
   ROUTE_KEYS,
   type RouteDecorator,
@@ -28,6 +34,7 @@ import {
   setExtension,
   setMetadata,
   SKIP_GLOBAL_ERRORS_EXTENSION,
+  SUCCESS_STATUS_EXTENSION,
 } from "./_route_metadata.ts";
 
 /**
@@ -261,20 +268,38 @@ export function FilterMeta(): MethodDecorator & ClassDecorator {
 export function FieldSelection(
   options: FieldSelectionOptions | false = {},
 ): MethodDecorator & ClassDecorator {
-  if (options === false) return setMetadata(ROUTE_KEYS.fieldSelection, false);
+  if (options === false) {
+    return combine(
+      setMetadata(ROUTE_KEYS.fieldSelection, false),
+      markExtension(FIELD_SELECTION_EXTENSION, false),
+    );
+  }
   const checked = resolveFieldSelection(options, "FieldSelection options")!; // fail early
-  const parameter = {
-    name: options.queryParam ?? "fields",
-    required: false,
-    description: `Fields of \`data\` to keep, separated by \`${checked.separator}\` ` +
-      `(dotted paths; at most ${checked.maxFields}, each at most ${checked.maxFieldLength} characters).`,
-    schema: { type: "string" },
-  };
+  const parameter = fieldSelectionParameter(checked);
   return (target: object, _key?: string | symbol, descriptor?: PropertyDescriptor) => {
     const holder = descriptor === undefined ? target : descriptor.value;
     Reflect.defineMetadata(ROUTE_KEYS.fieldSelection, { ...options }, holder);
-    const handlers = descriptor === undefined ? routeHandlersOf(target) : [descriptor.value];
-    for (const handler of handlers) markQueryParameters(handler, [parameter]);
+    const handlers = descriptor === undefined
+      ? routeHandlersOf(target).filter((handler) =>
+        !Reflect.hasOwnMetadata(ROUTE_KEYS.fieldSelection, handler) // the route's own wins
+      )
+      : [descriptor.value];
+    for (const handler of handlers) {
+      markQueryParameters(handler, [parameter]);
+      setExtension(handler, FIELD_SELECTION_EXTENSION, true, false);
+    }
+  };
+}
+
+/** The documented query parameter of field selection with `settings`. */
+export function fieldSelectionParameter(settings: FieldSelectionSettings): QueryParameter {
+  return {
+    name: settings.queryParam,
+    required: false,
+    description: `Fields of \`data\` to keep, separated by \`${settings.separator}\` ` +
+      `(dotted paths; at most ${settings.maxFields}, each at most ${settings.maxFieldLength} ` +
+      "characters).",
+    schema: { type: "string" },
   };
 }
 
@@ -362,6 +387,15 @@ export function SafeResponse(options: SafeResponseOptions = {}): MethodDecorator
       description: options.description ?? reasonPhrase(status) ?? "Success",
       content: { "application/json": { schema: structuredClone(BASIC_SUCCESS_SCHEMA) } },
     });
+    const mark = {
+      documented: status,
+      described: options.description !== undefined,
+      // Read when the document is built: an `@HttpCode` above this decorator applies after it.
+      get status(): number {
+        return Reflect.getMetadata(NEST_HTTP_CODE, handler) ?? status;
+      },
+    };
+    setExtension(handler, SUCCESS_STATUS_EXTENSION, mark, true);
   };
   return (target: object, _key?: string | symbol, descriptor?: PropertyDescriptor) => {
     if (descriptor !== undefined) {

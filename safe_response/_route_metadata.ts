@@ -60,9 +60,23 @@ export const PAGINATED_EXTENSION = "x-safe-paginated";
 /**
  * Vendor extension listing the headers every response of an operation carries besides the
  * module's (`Deprecated`: `Deprecation`, then `Sunset` and `Link` when set), a guard's error aside;
- * `applyGlobalErrors` documents them (not on a global 401, 403 or 429).
+ * `applyGlobalErrors` documents them on every response (optional, for that guard's error).
  */
 export const RESPONSE_HEADERS_EXTENSION = "x-safe-response-headers";
+
+/**
+ * Vendor extension of an operation's `FieldSelection`: `true` (on) or `false` (off); without it the
+ * module's `fieldSelection` decides. `applyGlobalErrors` then documents `data` without `required`.
+ */
+export const FIELD_SELECTION_EXTENSION = "x-safe-field-selection";
+
+/**
+ * Vendor extension of a `SafeResponse` route: `{ documented, described, status }`, the status its
+ * success was documented at, whether its description was given, and (read when the document is
+ * built, after every decorator: `@HttpCode` may come after) the status Nest sends. `applyGlobalErrors`
+ * moves the success to `status`.
+ */
+export const SUCCESS_STATUS_EXTENSION = "x-safe-success-status";
 
 /** Vendor extension holding the `ProblemType` URI of an operation. */
 export const PROBLEM_TYPE_EXTENSION = "x-safe-problem-type";

@@ -10,6 +10,7 @@ import type { ErrorCatalog } from "./error_catalog.ts";
 import type { ErrorCodeMapper } from "./error_resolution.ts";
 import { type FieldSelectionSettings, resolveFieldSelection } from "./field_selection.ts";
 import { isHttpStatus } from "./http_status.ts";
+import { isUriReference } from "./_route_checks.ts";
 import type { I18nAdapter } from "./i18n_adapter.ts";
 import type { LinkHeaderOption } from "./_link_header.ts";
 import { isContextFieldName } from "./_meta_fields.ts";
@@ -171,8 +172,8 @@ function problemDetails(value: unknown): SafeResponseSettings["problemDetails"] 
   if (value === true) return {};
   const { baseUrl } = bag(value, "problemDetails", ["baseUrl"]);
   if (baseUrl === undefined) return {};
-  if (typeof baseUrl !== "string" || !URL.canParse(baseUrl)) {
-    fail("problemDetails.baseUrl", "an absolute URL");
+  if (typeof baseUrl !== "string" || !URL.canParse(baseUrl) || !isUriReference(baseUrl)) {
+    fail("problemDetails.baseUrl", "an absolute URL (an RFC 3986 URI: non-ASCII percent-encoded)");
   }
   return { baseUrl };
 }

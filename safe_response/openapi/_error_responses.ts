@@ -109,6 +109,49 @@ export function errorResponses(
   return responses;
 }
 
+/** Whether `schema` is the error envelope: its `$ref`, or an `allOf` narrowing it. */
+function isEnvelope(schema: OpenApiSchema | undefined): boolean {
+  const { $ref } = schemaRef("SafeErrorResponse");
+  return schema?.$ref === $ref ||
+    (schema?.allOf as OpenApiSchema[] | undefined)?.[0]?.$ref === $ref;
+}
+
+/**
+ * Adds the problem details the server sends in problem-details mode to an error `response` at
+ * `status` documented only as the envelope (a route's own error decorator, the API keys admin
+ * routes): `application/problem+json` beside `application/json`, with one example per envelope
+ * example. Returns whether it added it (a response already documenting problem details, a `$ref`
+ * or one without the envelope is left as it is).
+ */
+export function addProblemMedia(
+  status: number,
+  response: unknown,
+  documentation: ErrorDocumentation,
+): boolean {
+  const content = (response as { content?: Record<string, OpenApiSchema> } | undefined)?.content;
+  const envelope = content?.["application/json"];
+  if (content?.[PROBLEM_JSON_CONTENT_TYPE] !== undefined) return false;
+  if (!isEnvelope(envelope?.schema as OpenApiSchema | undefined)) return false;
+  const problem = { ...documentation, problem: true };
+  const examples = Object.entries((envelope!.examples ?? {}) as Record<string, OpenApiSchema>)
+    .map(([name, { summary, value }]) => {
+      const error = (value as { error?: Record<string, unknown> } | undefined)?.error ?? {};
+      const documented = {
+        status,
+        code: typeof error.code === "string" ? error.code : name,
+        message: typeof error.message === "string" ? error.message : problemTitle(status),
+        description: typeof summary === "string" ? summary : problemTitle(status),
+        details: error.details,
+      };
+      return [name, { summary: documented.description, value: example(documented, problem) }];
+    });
+  content![PROBLEM_JSON_CONTENT_TYPE] = {
+    schema: schemaRef("SafeProblemDetails"),
+    ...(examples.length === 0 ? {} : { examples: Object.fromEntries(examples) }),
+  };
+  return true;
+}
+
 /** `details` of validation errors with `validationDetails: "fields"`. */
 const FIELD_DETAILS_SCHEMA: OpenApiSchema = {
   type: "array",

@@ -4,14 +4,19 @@
  * @module
  */
 import {
+  FIELD_SELECTION_EXTENSION,
   PAGINATED_EXTENSION,
   RESPONSE_HEADERS_EXTENSION,
   SKIP_GLOBAL_ERRORS_EXTENSION,
+  SUCCESS_STATUS_EXTENSION,
 } from "../_route_metadata.ts";
+import { reasonPhrase } from "../http_status.ts";
+import { isNullBodyStatus } from "../_null_body.ts";
 import type { SafeErrorResponseOptions, SafeResponseModuleOptions } from "../options.ts";
 import { PaginationQueryError } from "../pagination_query.ts";
 import { resolveSettings } from "../settings.ts";
-import { documentFieldDetails, errorResponses } from "./_error_responses.ts";
+import { addProblemMedia, documentFieldDetails, errorResponses } from "./_error_responses.ts";
+import { documentFieldSelection } from "./_field_selection.ts";
 import {
   BASIC_SUCCESS_SCHEMA,
   documentCopy,
@@ -43,13 +48,6 @@ const PAGINATION_QUERY_ERROR: SafeErrorResponseOptions & { status: number } = {
   description: "A bad pagination query parameter (`page`, `cursor` or `limit`)",
 };
 
-/**
- * The global errors a guard sends (authentication, authorization, rate limit): thrown before the
- * interceptor, so without the route's `Deprecation`, `Sunset` and `Link` (spec, "Response-envelope
- * errors", rule 3).
- */
-const GUARD_STATUSES: ReadonlySet<string> = new Set(["401", "403", "429"]);
-
 interface OperationLike {
   responses?: Record<string, unknown>;
   [key: string]: unknown;
@@ -60,9 +58,15 @@ interface OperationLike {
  * a response the route documents, with the component schemas; with `validationDetails: "fields"`
  * documents the `details` of the global 400 (a validation error) as `[{ pointer, messages }]` (a
  * route's own 400 stays as the route documents it, and without a global 400 so does a paginated
- * route's `INVALID_PAGINATION_QUERY`). Also documents the response headers sent: the request id on
- * every response, a `Deprecated` route's headers on every one but a global 401, 403 or 429 (what a
- * guard sends), the pagination `Link` on a success. Mutates and returns `document` (idempotent).
+ * route's `INVALID_PAGINATION_QUERY`). Also documents the response headers sent (on `SkipGlobalErrors`
+ * routes too): the request id on every response, a `Deprecated` route's headers on every one (optional: a
+ * guard's refusal has none), the pagination `Link` on a success. On a route with field selection (its
+ * `FieldSelection`, else the module's `fieldSelection`), documents `data` (each item when paginated)
+ * as a `<Model>Selection` copy of its model without `required`, and the module's query parameter.
+ * With problem details, adds their `application/problem+json` beside an error response documented
+ * only as the envelope (a route's own error decorator, `applyApiKeysAdminRoutes`), as the server
+ * sends them. A `SafeResponse` success moves to the status Nest sends (`@HttpCode` read when the
+ * document is built). Mutates and returns `document` (idempotent).
  * @example
  * ```ts
  * import { applyGlobalErrors } from "@saferoute/api-kit/safe-response/openapi";
@@ -97,21 +101,38 @@ export function applyGlobalErrors<T extends OpenApiDocumentLike, Context = unkno
   const validation400 = settings.validationDetails === "fields" && responses.has(400);
   if (responses.size > 0) addComponents();
   for (const operation of operationsOf(document)) {
-    if (operation[SKIP_GLOBAL_ERRORS_EXTENSION] === true) continue;
+    documentSuccessStatus(operation);
+    const selection = operation[FIELD_SELECTION_EXTENSION] ?? settings.fieldSelection !== undefined;
+    if (selection === true) {
+      const parameter = operation[FIELD_SELECTION_EXTENSION] === undefined
+        ? settings.fieldSelection // the module's: not documented by a decorator
+        : undefined;
+      documentFieldSelection(operation, (document.components ??= {}).schemas ??= {}, parameter);
+    }
+    if (documentation.problem) {
+      // The server sends problem details whatever a route's own error decorator (or a guard's) says.
+      for (const [status, response] of Object.entries(operation.responses ?? {})) {
+        if (/^[45]\d\d$/.test(status) && addProblemMedia(Number(status), response, documentation)) {
+          addComponents();
+        }
+      }
+    }
     const page = operation[PAGINATED_EXTENSION] as
       | { limits?: unknown; linkHeader?: unknown }
       | undefined;
-    // The pipeline parses the query (a bad value: the 400) of a route with limits.
-    const parsed = page !== undefined &&
-      (page.limits === true || settings.defaultLimit !== undefined);
-    const added = parsed ? paginated : responses;
-    if (added === paginated) addComponents();
     const documented = operation.responses ??= {};
-    for (const [status, response] of added) {
-      if (documented[status] !== undefined) continue; // the route's own: never changed
-      documented[status] = documentCopy(response, document);
-      // Only the global 400 is a validation error: a pagination query's 400 alone is not.
-      if (status === 400 && validation400) documentFieldDetails(documented[status]);
+    if (operation[SKIP_GLOBAL_ERRORS_EXTENSION] !== true) {
+      // The pipeline parses the query (a bad value: the 400) of a route with limits.
+      const parsed = page !== undefined &&
+        (page.limits === true || settings.defaultLimit !== undefined);
+      const added = parsed ? paginated : responses;
+      if (added === paginated) addComponents();
+      for (const [status, response] of added) {
+        if (documented[status] !== undefined) continue; // the route's own: never changed
+        documented[status] = documentCopy(response, document);
+        // Only the global 400 is a validation error: a pagination query's 400 alone is not.
+        if (status === 400 && validation400) documentFieldDetails(documented[status]);
+      }
     }
     const requestId = settings.requestId === undefined ? [] : [settings.requestId.headerName];
     const routeHeaders = (Array.isArray(operation[RESPONSE_HEADERS_EXTENSION])
@@ -122,11 +143,9 @@ export function applyGlobalErrors<T extends OpenApiDocumentLike, Context = unkno
     const linkHeader = page === undefined ? false : page.linkHeader ?? settings.linkHeader;
     for (const [status, response] of Object.entries(documented)) {
       const success = /^2\d\d$/.test(status);
-      // A guard's error (before the interceptor) carries none of the route's own headers.
-      const guard = GUARD_STATUSES.has(status) && responses.has(Number(status));
       documentHeaders(response, [
         ...requestId,
-        ...(guard ? [] : routeHeaders),
+        ...routeHeaders, // optional: a guard's refusal (before the interceptor) has none of them
         ...(success && linkHeader ? ["Link"] : []),
       ]);
     }
@@ -134,10 +153,30 @@ export function applyGlobalErrors<T extends OpenApiDocumentLike, Context = unkno
   return document;
 }
 
+/**
+ * Moves a `SafeResponse` route's success to the status Nest sends (`@HttpCode` may be applied after
+ * `SafeResponse`), without content when that status has no body.
+ */
+function documentSuccessStatus(operation: OperationLike): void {
+  const mark = operation[SUCCESS_STATUS_EXTENSION] as
+    | { documented: number; described: boolean; status: number }
+    | undefined;
+  if (typeof mark !== "object" || mark === null) return;
+  const { documented, described, status } = mark;
+  const responses = operation.responses ??= {};
+  const success = responses[documented] as { description?: string; content?: unknown } | undefined;
+  if (success === undefined || (status !== documented && responses[status] !== undefined)) return;
+  delete responses[documented];
+  responses[status] = success;
+  if (!described) success.description = reasonPhrase(status) ?? "Success";
+  if (isNullBodyStatus(status)) delete success.content;
+}
+
 /** What each documented response header holds. */
 const HEADER_DESCRIPTIONS: Readonly<Record<string, string>> = {
-  Deprecation: "RFC 9745: the route is deprecated (since `@<unix seconds>`)",
-  Sunset: "RFC 8594: when the route goes away (an HTTP date)",
+  Deprecation:
+    "RFC 9745: the route is deprecated (since `@<unix seconds>`); not on a guard's refusal",
+  Sunset: "RFC 8594: when the route goes away (an HTTP date); not on a guard's refusal",
   Link: "RFC 8288 links: pagination (`first`, `prev`, `next`, `last`), deprecation, sunset",
 };
 

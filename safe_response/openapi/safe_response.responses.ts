@@ -5,6 +5,7 @@
 import { applyDecorators } from "@nestjs/common";
 import { ApiExtraModels, ApiResponse, getSchemaPath } from "@nestjs/swagger";
 import { reasonPhrase } from "../http_status.ts";
+import { isNullBodyStatus } from "../_null_body.ts";
 import { httpStatusOption } from "../_route_checks.ts";
 import { ApiSafeComponents } from "./_components.ts";
 import { type OpenApiSchema, schemaRef } from "../_openapi_schemas.ts";
@@ -70,9 +71,6 @@ function successSchema(model: SafeModel, shape: SuccessShape): OpenApiSchema {
   };
 }
 
-/** Success statuses whose responses have no content (RFC 9110): no envelope is ever sent. */
-const NO_CONTENT = new Set([204, 205, 304]);
-
 /**
  * Documents the success envelope at `status`, registering the components and the model; a status
  * without content (204, 205, 304) is documented without a body.
@@ -85,7 +83,7 @@ export function documentSuccess(
   decorator: string,
 ): MethodDecorator & ClassDecorator {
   if (typeof model !== "function") throw new TypeError(`${decorator}: \`model\` must be a class`);
-  if (NO_CONTENT.has(httpStatusOption(status, decorator))) {
+  if (isNullBodyStatus(httpStatusOption(status, decorator))) { // no envelope is ever sent
     return ApiResponse({ status, description: description ?? reasonPhrase(status) ?? "Success" });
   }
   const decorators = [ApiSafeComponents()];

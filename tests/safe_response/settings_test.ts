@@ -70,6 +70,20 @@ describe("resolveSettings", () => {
   });
 });
 
+describe("resolveSettings problemDetails", () => {
+  it("takes a baseUrl that is an absolute URL and an RFC 3986 URI", () => {
+    const baseUrl = "https://errors.example.com/probl%C3%A8mes";
+    assert.deepEqual(resolveSettings({ problemDetails: { baseUrl } }).problemDetails, { baseUrl });
+    for (const bad of ["https://errors.example.com/problèmes", "/problems", "https://e.com/{x}"]) {
+      assert.throws(
+        () => resolveSettings({ problemDetails: { baseUrl: bad } }),
+        /problemDetails\.baseUrl` must be an absolute URL/,
+        bad,
+      );
+    }
+  });
+});
+
 describe("resolveSettings rateLimit", () => {
   it("reads the IETF fields only with standard: true", () => {
     assert.deepEqual(resolveSettings({ rateLimit: { standard: true } }).rateLimit, {

@@ -13,7 +13,13 @@ import { RequireScope } from "../../../api_keys/nest/api_keys.decorators.ts";
 import { createApiKeysAdminController } from "../../../api_keys/nest/api_keys.admin.ts";
 import type { ApiKeysService } from "../../../api_keys/service.ts";
 import { createRateLimiter } from "../../../rate_limits/limiter.ts";
-import { boot, moduleOptions, PLATFORMS, type RunningApp } from "./test_app.ts";
+import {
+  boot,
+  guardedAdminController,
+  moduleOptions,
+  PLATFORMS,
+  type RunningApp,
+} from "./test_app.ts";
 import { assertRotationKeepsCallerLimits } from "../admin/limited_rotation.ts";
 
 const CSRF = { "x-requested-with": "api-keys-manager", "content-type": "application/json" };
@@ -203,15 +209,7 @@ for (const platform of PLATFORMS) {
     let next = 0;
 
     before(async () => {
-      const Admin = createApiKeysAdminController({
-        path: "settings/api-keys",
-        decorators: [UseGuards(ApiKeysGuard), RequireScope("keys", "write")],
-        scopes: ["projects:read"],
-        tenantOf: (request) => getApiKeyContext(request)?.tenantId,
-        callerKeyIdOf: (request) => getApiKeyContext(request)?.keyId,
-        canManage: () => true,
-        csrf: false,
-      });
+      const Admin = guardedAdminController("settings/api-keys");
       // An idFactory's ids (or imported ones) with characters a path segment must escape.
       const idFactory = () => `legacy key:${next++}+é`;
       @Module({

@@ -22,7 +22,8 @@ import {
   RequireEnvironment,
   RequireScope,
 } from "../../../api_keys/nest/api_keys.decorators.ts";
-import { ApiKeysGuard } from "../../../api_keys/nest/api_keys.guard.ts";
+import { ApiKeysGuard, getApiKeyContext } from "../../../api_keys/nest/api_keys.guard.ts";
+import { createApiKeysAdminController } from "../../../api_keys/nest/api_keys.admin.ts";
 import type { ApiKeysModuleOptions } from "../../../api_keys/nest/api_keys.module.ts";
 import { closeApp } from "../../close_app.ts";
 
@@ -93,6 +94,22 @@ export class AdminController {
   reports() {
     return { ok: "reports" };
   }
+}
+
+/**
+ * The admin routes at `path` behind `ApiKeysGuard` and scope `keys:write` (tenant and caller from
+ * the key), any action allowed, without CSRF checks.
+ */
+export function guardedAdminController(path: string): Type {
+  return createApiKeysAdminController({
+    path,
+    decorators: [UseGuards(ApiKeysGuard), RequireScope("keys", "write")],
+    scopes: ["projects:read"],
+    tenantOf: (request) => getApiKeyContext(request)?.tenantId,
+    callerKeyIdOf: (request) => getApiKeyContext(request)?.keyId,
+    canManage: () => true,
+    csrf: false,
+  });
 }
 
 /** A root module importing `apiKeys` with the given controllers and providers. */

@@ -8,24 +8,54 @@
 import { describe, it } from "node:test";
 import { readFile } from "node:fs/promises";
 import assert from "node:assert/strict";
-import { Controller, Get, Module } from "@nestjs/common";
+import {
+  Controller,
+  Delete,
+  ForbiddenException,
+  Get,
+  HttpCode,
+  Module,
+  NotFoundException,
+  Post,
+  Put,
+  type Type,
+} from "@nestjs/common";
+import { ApiKeysService, InMemoryApiKeyStorage } from "../../../api_keys/mod.ts";
+import { ApiKeysModule } from "../../../api_keys/nest/mod.ts";
+import { guardedAdminController } from "../../api_keys/nest/test_app.ts";
+import { defineErrors, SafeException } from "../../../safe_response/mod.ts";
 import { NestFactory } from "@nestjs/core";
 import { DocumentBuilder, SwaggerModule } from "@nestjs/swagger";
 import SwaggerParser from "@apidevtools/swagger-parser";
+import { ApiProperty } from "@nestjs/swagger";
 import {
   CursorPaginated,
+  Deprecated,
+  FieldSelection,
   Paginated,
+  PaginationQuery,
   SafeResponse,
+  SafeResponseModule,
   type SafeResponseModuleOptions,
   SkipGlobalErrors,
 } from "../../../safe_response/nest/mod.ts";
-import { ApiSafeErrorResponse, SAFE_RESPONSE_SCHEMAS } from "../../../safe_response/openapi/mod.ts";
+import type { OffsetPaginationQuery } from "../../../safe_response/pagination_query.ts";
+import {
+  ApiSafeCatalogErrors,
+  ApiSafeErrorResponse,
+  ApiSafeResponse,
+  applyApiKeysAdminRoutes,
+  SAFE_RESPONSE_SCHEMAS,
+  SafeEndpoint,
+  SafePaginatedEndpoint,
+} from "../../../safe_response/openapi/mod.ts";
 import {
   applyGlobalErrors,
   applyRouteShapes,
   applySchemaNames,
 } from "../../../safe_response/openapi/safe_response.document.ts";
 import { bodyValidator, type Json } from "./openapi_validation.ts";
+import { boot, type RunningApp } from "../nest/helpers.ts";
 
 @Controller("a")
 class RoutesController {
@@ -528,5 +558,297 @@ describe("applyGlobalErrors on paginated routes", () => {
     const media = both.paths["/pages/offset"].get.responses[400].content["application/json"];
     assert.equal(media.schema.allOf[0].$ref, plain.$ref);
     assert.deepEqual(Object.keys(media.examples), ["BAD_REQUEST", "INVALID_PAGINATION_QUERY"]);
+  });
+});
+
+/**
+ * Boots `module` on Express, builds its document (through `prepare`, such as
+ * `applyApiKeysAdminRoutes`), completes it with `applyGlobalErrors(…, options)` and runs `check` on
+ * them; the app is closed after.
+ */
+async function withDocument(
+  module: Type<unknown>,
+  options: SafeResponseModuleOptions,
+  check: (running: RunningApp, document: Json) => Promise<void>,
+  prepare: (built: Json) => Json = (built) => built,
+): Promise<void> {
+  const running = await boot(module, "express");
+  try {
+    const built = SwaggerModule.createDocument(running.app, new DocumentBuilder().build());
+    const document: Json = applyGlobalErrors(prepare(built), options);
+    await SwaggerParser.validate(structuredClone(document));
+    await check(running, document);
+  } finally {
+    await running.close();
+  }
+}
+
+class AddressDto {
+  @ApiProperty()
+  city!: string;
+  @ApiProperty()
+  street!: string;
+}
+
+class MemberDto {
+  @ApiProperty()
+  id!: string;
+  @ApiProperty()
+  name!: string;
+  @ApiProperty({ type: AddressDto })
+  address!: AddressDto;
+}
+
+const ADA: MemberDto = { id: "1", name: "Ada", address: { city: "London", street: "Baker St" } };
+
+@Controller("members")
+class MembersController {
+  @Get("decorated")
+  @FieldSelection()
+  @ApiSafeResponse(MemberDto)
+  decorated() {
+    return ADA;
+  }
+
+  @Get("composite")
+  @SafeEndpoint(MemberDto, { fieldSelection: true })
+  composite() {
+    return ADA;
+  }
+
+  @Get("pages")
+  @SafePaginatedEndpoint(MemberDto, { maxLimit: 10, fieldSelection: true })
+  pages(@PaginationQuery() { page, limit = 10 }: OffsetPaginationQuery) {
+    return { data: [ADA], total: 1, page, limit };
+  }
+
+  @Get("module")
+  @ApiSafeResponse(MemberDto)
+  viaModule() {
+    return ADA;
+  }
+
+  @Get("off")
+  @FieldSelection(false)
+  @ApiSafeResponse(MemberDto)
+  off() {
+    return ADA;
+  }
+}
+
+const SELECTING: SafeResponseModuleOptions = { fieldSelection: true };
+
+@Module({ imports: [SafeResponseModule.register(SELECTING)], controllers: [MembersController] })
+class MembersModule {}
+
+describe("applyGlobalErrors on routes with field selection", () => {
+  it("documents data without required properties, and the module's `fields` parameter", async () => {
+    await withDocument(MembersModule, SELECTING, async (running, document) => {
+      const validate = bodyValidator(document);
+      for (const path of ["decorated", "composite", "pages", "module"]) {
+        const operation = document.paths[`/members/${path}`].get;
+        assert.ok(
+          operation.parameters.some((p: Json) => p.in === "query" && p.name === "fields"),
+          `${path}: the fields parameter`,
+        );
+        for (const fields of ["name", "address.city"]) {
+          const response = await fetch(`${running.url}/members/${path}?fields=${fields}`);
+          const body = await response.json();
+          const { schema } = operation.responses[200].content["application/json"];
+          assert.deepEqual(validate(schema, body), [], `${path}?fields=${fields}`);
+        }
+      }
+      // The full model stays as it was; a route opted out keeps it.
+      assert.deepEqual(document.components.schemas.MemberDto.required, ["id", "name", "address"]);
+      const off = document.paths["/members/off"].get;
+      assert.equal(off.parameters?.some((p: Json) => p.name === "fields") ?? false, false);
+      assert.equal(
+        off.responses[200].content["application/json"].schema.allOf[1].properties.data.$ref,
+        "#/components/schemas/MemberDto",
+      );
+      const once = structuredClone(document);
+      assert.deepEqual(applyGlobalErrors(document, SELECTING), once, "idempotent");
+      const oas31: Json = SwaggerModule.createDocument(
+        running.app,
+        new DocumentBuilder().setOpenAPIVersion("3.1.0").build(),
+      );
+      await SwaggerParser.validate(structuredClone(applyGlobalErrors(oas31, SELECTING)));
+    });
+  });
+});
+
+@Controller("orders")
+class OrdersController {
+  @Post()
+  @HttpCode(201)
+  @SafeResponse()
+  create() {
+    return { id: "o1" };
+  }
+
+  @Delete()
+  @HttpCode(204)
+  @SafeResponse()
+  remove() {}
+
+  @Put()
+  @SafeResponse({ description: "Replaced" })
+  @HttpCode(202)
+  replace() {
+    return { id: "o1" };
+  }
+}
+
+@Module({ imports: [SafeResponseModule.register({})], controllers: [OrdersController] })
+class OrdersModule {}
+
+describe("applyGlobalErrors on SafeResponse routes", () => {
+  it("documents the status the server sends, @HttpCode above or below @SafeResponse()", async () => {
+    await withDocument(OrdersModule, {}, async (running, document) => {
+      const expected = { post: 201, delete: 204, put: 202 } as const;
+      for (const [method, status] of Object.entries(expected)) {
+        const response = await fetch(`${running.url}/orders`, { method: method.toUpperCase() });
+        const text = await response.text();
+        assert.equal(response.status, status);
+        const { responses } = document.paths["/orders"][method];
+        assert.deepEqual(Object.keys(responses), [String(status)], method);
+        assert.equal(responses[status].content === undefined, text === "", `${method}: a body`);
+      }
+      assert.equal(document.paths["/orders"].post.responses[201].description, "Created");
+      assert.equal(document.paths["/orders"].put.responses[202].description, "Replaced");
+      const once = structuredClone(document);
+      assert.deepEqual(applyGlobalErrors(document, {}), once, "idempotent");
+    });
+  });
+});
+
+/** What `document` declares against a real GET `response` (status, content type, body): the errors. */
+async function disagreements(
+  document: Json,
+  template: string,
+  response: Response,
+): Promise<string[]> {
+  const body = await response.json();
+  const declared = document.paths[template].get.responses[response.status];
+  if (declared === undefined) return [`${response.status} not documented`];
+  const type = response.headers.get("content-type")?.split(";")[0] ?? "";
+  const media = declared.content?.[type];
+  if (media === undefined) return [`${type} not documented at ${response.status}`];
+  return bodyValidator(document)(media.schema, body);
+}
+
+const CATALOG = defineErrors({ USER_NOT_FOUND: { status: 404, message: "User not found" } });
+
+@Controller("problems")
+class ProblemsController {
+  @Get("own")
+  @ApiSafeErrorResponse(404, { code: "USER_NOT_FOUND", message: "User not found" })
+  own() {
+    throw new NotFoundException({ code: "USER_NOT_FOUND", message: "User not found" });
+  }
+
+  @Get("catalog")
+  @ApiSafeCatalogErrors(CATALOG, ["USER_NOT_FOUND"])
+  catalog() {
+    throw new SafeException("USER_NOT_FOUND");
+  }
+}
+
+const AdminKeysController = guardedAdminController("admin");
+
+const PROBLEMS: SafeResponseModuleOptions = {
+  problemDetails: { baseUrl: "https://errors.example.com" },
+  errorCatalog: CATALOG,
+  swagger: { globalErrors: [401, 403, 500] },
+};
+
+@Module({
+  imports: [
+    SafeResponseModule.register(PROBLEMS),
+    ApiKeysModule.forRoot({
+      peppers: { 1: "a-pepper-of-at-least-thirty-two-bytes" },
+      storage: new InMemoryApiKeyStorage(),
+    }),
+  ],
+  controllers: [ProblemsController, AdminKeysController],
+})
+class ProblemsModule {}
+
+describe("applyGlobalErrors in problem-details mode", () => {
+  const admin = (built: Json) => applyApiKeysAdminRoutes(built, { prefix: "/admin" });
+
+  it("documents the problem details a guard sends on the admin routes' 401 and 403", async () => {
+    await withDocument(ProblemsModule, PROBLEMS, async (running, document) => {
+      const reader = await running.app.get(ApiKeysService).create({
+        tenantId: "t",
+        name: "reader",
+        scopes: [{ resource: "projects", level: "read" }],
+      });
+      for (const headers of [{}, { "x-api-key": reader.key }] as Record<string, string>[]) {
+        const response = await fetch(`${running.url}/admin/keys`, { headers });
+        assert.ok([401, 403].includes(response.status));
+        assert.deepEqual(await disagreements(document, "/admin/keys", response), []);
+        const { content } = document.paths["/admin/keys"].get.responses[response.status];
+        assert.ok(content["application/json"], "the envelope kept beside");
+      }
+    }, admin);
+  });
+
+  it("documents the problem details of route-level error decorators", async () => {
+    await withDocument(ProblemsModule, PROBLEMS, async (running, document) => {
+      for (const path of ["/problems/own", "/problems/catalog"]) {
+        const response = await fetch(running.url + path);
+        assert.equal(response.status, 404);
+        assert.deepEqual(await disagreements(document, path, response), [], path);
+        const media = document.paths[path].get.responses[404].content["application/problem+json"];
+        assert.equal(media.examples.USER_NOT_FOUND.value.code, "USER_NOT_FOUND");
+      }
+      const once = structuredClone(document);
+      assert.deepEqual(applyGlobalErrors(document, PROBLEMS), once, "idempotent");
+    }, admin);
+  });
+});
+
+const SUNSET = { since: "2025-01-01", sunset: "2030-01-01", link: "https://example.com/v2" };
+
+@Controller("legacy")
+class LegacyController {
+  @Get("status")
+  @SkipGlobalErrors()
+  @Deprecated(SUNSET)
+  @SafeResponse()
+  status() {
+    return "up";
+  }
+
+  @Get("plan")
+  @Deprecated(SUNSET)
+  @SafeResponse()
+  plan() {
+    throw new ForbiddenException("Your plan does not include this"); // the handler's, not a guard's
+  }
+}
+
+const LEGACY: SafeResponseModuleOptions = { requestId: true, swagger: { globalErrors: [403] } };
+
+@Module({ imports: [SafeResponseModule.register(LEGACY)], controllers: [LegacyController] })
+class LegacyModule {}
+
+describe("applyGlobalErrors: response headers", () => {
+  it("declares every header sent, on skipped routes and on a handler's 403 too", async () => {
+    await withDocument(LegacyModule, LEGACY, async (running, document) => {
+      for (const [path, status] of [["/legacy/status", 200], ["/legacy/plan", 403]] as const) {
+        const response = await fetch(running.url + path);
+        await response.text();
+        assert.equal(response.status, status);
+        const sent = ["x-request-id", "deprecation", "sunset", "link"]
+          .filter((name) => response.headers.has(name));
+        assert.equal(sent.length, 4, path);
+        const declared = Object.keys(document.paths[path].get.responses[status].headers ?? {})
+          .map((name) => name.toLowerCase());
+        assert.deepEqual(sent.filter((name) => !declared.includes(name)), [], path);
+      }
+      assert.equal(document.paths["/legacy/status"].get.responses[403], undefined, "skipped");
+    });
   });
 });
