@@ -4,7 +4,15 @@
  */
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
+import {
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
@@ -13,11 +21,21 @@ const ROOT = new URL("../../", import.meta.url);
 const WORDS = "[a-z0-9]+(?:_[a-z0-9]+)*";
 const NAME = new RegExp(`^_?${WORDS}(?:\\.${WORDS})?\\.(?:ts|js|cjs|html|json|lock)$`);
 
-/** The files under `dir` (relative to `root`, a folder URL), as paths relative to `root`. */
+/** Folder names .gitignore ignores at any depth (its `name/` lines), e.g. `node_modules`. */
+const IGNORED = new Set(
+  readFileSync(new URL(".gitignore", ROOT), "utf8").split("\n")
+    .filter((line) => /^[^/*!#\s]+\/$/.test(line)).map((line) => line.slice(0, -1)),
+);
+
+/**
+ * The files under `dir` (relative to `root`, a folder URL), as paths relative to `root`,
+ * without the folders in {@link IGNORED}: no git needed.
+ */
 function files(dir: string, root: URL = ROOT): string[] {
   return readdirSync(new URL(`${dir}/`, root)).flatMap((name) => {
     const path = `${dir}/${name}`;
-    return statSync(new URL(path, root)).isDirectory() ? files(path, root) : [path];
+    if (!statSync(new URL(path, root)).isDirectory()) return [path];
+    return IGNORED.has(name) ? [] : files(path, root);
   });
 }
 
