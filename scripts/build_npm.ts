@@ -66,13 +66,10 @@ function treeDigest(dir: string): string {
   return hash.digest("hex");
 }
 
-/**
- * Compiles the entry points in one module format; throws on type errors.
- * Returns each entry's value exports.
- */
-function emit(format: ModuleFormat, entries: string[]): Record<string, string[]> {
+/** Compiles the entry points in one module format; throws on type errors. */
+function emit(format: ModuleFormat, entries: string[]): void {
   const outDir = join(OUT_DIR, format);
-  const { written, errors, valueExports } = compile(
+  const { written, errors } = compile(
     entries,
     compilerOptions(format, outDir, true),
   );
@@ -82,7 +79,6 @@ function emit(format: ModuleFormat, entries: string[]): Record<string, string[]>
   const type = format === "esm" ? "module" : "commonjs";
   Deno.writeTextFileSync(join(outDir, "package.json"), `${JSON.stringify({ type })}\n`);
   console.log(`${format}: ${written.length} files`);
-  return valueExports;
 }
 
 /** Builds `npm/`; returns the package's expected entry files. */
@@ -92,7 +88,7 @@ function build(): string[] {
   rmSync(OUT_DIR, { recursive: true, force: true });
   mkdirSync(OUT_DIR, { recursive: true });
   const entries = Object.values(deno.exports).sort().map((file) => join(ROOT, file));
-  const valueExports = emit("esm", entries);
+  emit("esm", entries);
   emit("cjs", entries);
   const late = lazyRequiresIn(
     join(OUT_DIR, "cjs"),
@@ -103,15 +99,13 @@ function build(): string[] {
   const guarded = guardEntries(
     OUT_DIR,
     deno.name,
-    Object.entries(deno.exports).map(([subpath, source]) => ({
-      subpath,
-      stem: stem(source),
-      names: valueExports[join(ROOT, source)],
-    })),
+    Object.entries(deno.exports).map(([subpath, source]) => ({ subpath, stem: stem(source) })),
     optional,
   );
   for (const [subpath, peers] of Object.entries(guarded)) {
-    console.log(`${subpath}: checks the optional peers ${peers.join(", ")} at load`);
+    console.log(
+      `${subpath} (CommonJS): names the install command of ${peers.join(", ")} when missing`,
+    );
   }
 
   const imported = new Set<string>();

@@ -172,6 +172,19 @@ describe("compatibility matrix", () => {
     assert.throws(() => validateMatrix(matrix), /store client ioredis is not a peer/);
   });
 
+  it("states the TypeScript the declarations need and the one every app compiles with", () => {
+    const matrix = sample();
+    matrix.devDependencies.typescript = "6.1.0";
+    const doc = renderCompatibilityDoc(matrix);
+    assert.match(doc, /## TypeScript\n/);
+    assert.ok(doc.includes("TypeScript 5.7 or later, or `skipLibCheck: true`"), doc);
+    assert.ok(doc.includes("`typescript` 6.1.0"), doc);
+  });
+
+  it("says how a bundled app loads the optional peers", () => {
+    assert.match(renderCompatibilityDoc(sample()), /## Bundling\n/);
+  });
+
   it("rejects an app naming an unknown set, or listed twice", () => {
     const matrix = sample();
     matrix.apps.push({ ...matrix.apps[0] });

@@ -130,22 +130,6 @@ export interface CompileResult {
   written: string[];
   /** Formatted diagnostics (empty when clean). */
   errors: string[];
-  /** Root file (absolute) → the names of the values it exports, sorted. */
-  valueExports: Record<string, string[]>;
-}
-
-/** Names of the values (not types) a module exports, sorted. */
-function valueExportsOf(checker: ts.TypeChecker, file: ts.SourceFile | undefined): string[] {
-  const module = file === undefined ? undefined : checker.getSymbolAtLocation(file);
-  if (module === undefined) return [];
-  return checker.getExportsOfModule(module).filter((symbol) => {
-    const declaration = symbol.declarations?.[0];
-    if (declaration !== undefined && ts.isTypeOnlyImportOrExportDeclaration(declaration)) {
-      return false;
-    }
-    const target = symbol.flags & ts.SymbolFlags.Alias ? checker.getAliasedSymbol(symbol) : symbol;
-    return (target.flags & ts.SymbolFlags.Value) !== 0;
-  }).map((symbol) => symbol.name).sort();
 }
 
 const formatHost: ts.FormatDiagnosticsHost = {
@@ -181,9 +165,5 @@ export function compile(
   const errors = diagnostics
     .filter((d) => d.category === ts.DiagnosticCategory.Error)
     .map((d) => ts.formatDiagnostic(d, formatHost).trimEnd());
-  const checker = program.getTypeChecker();
-  const valueExports = Object.fromEntries(
-    rootFiles.map((file) => [file, valueExportsOf(checker, program.getSourceFile(file))]),
-  );
-  return { written: written.sort(), errors, valueExports };
+  return { written: written.sort(), errors };
 }

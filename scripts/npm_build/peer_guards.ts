@@ -1,21 +1,22 @@
 /**
- * Entry guards of the npm build: an entry point whose code imports an optional
- * peer (`pg`, `@nestjs/swagger`, the Nest packages) checks, before anything
- * else loads, that each is installed, and throws one error naming the install
- * command instead of Node's bare "Cannot find module".
+ * Entry guards of the npm build: the CommonJS file of an entry point whose code
+ * imports an optional peer (`pg`, `@nestjs/swagger`, the Nest packages) turns
+ * Node's "Cannot find module" for one of them into an error naming the install
+ * command, only once loading has failed: nothing is resolved on disk first, so
+ * an app bundled with its peers (no node_modules beside it) loads.
  *
- * CommonJS: the check runs first in the entry (`require` runs in order). ESM:
- * a static import fails while the graph links, before any code runs, so the
- * entry becomes a wrapper that checks with `import.meta.resolve`, then loads
- * the real entry (renamed `*.impl.js`) with `import()` and re-exports its
- * values by name.
+ * The ESM files stay as tsc emits them, plain static imports: a missing peer
+ * fails while the graph links, before any code of the package could run, as
+ * Node's `ERR_MODULE_NOT_FOUND` ("Cannot find package 'pg'"). A wrapper could
+ * only catch it with a top-level `await import()`, which bundling to CommonJS
+ * refuses.
  *
  * @module
  */
 
 import ts from "typescript";
-import { existsSync, readFileSync, renameSync, writeFileSync } from "node:fs";
-import { dirname, join, relative } from "node:path";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
 import { packageNameOf } from "./config.ts";
 
 /** Static (linked) import and re-export specifiers of emitted JavaScript. */
@@ -61,43 +62,36 @@ export function missingPeerMessage(entry: string, missing: readonly string[]): s
   }\``;
 }
 
-/** Source that throws {@link missingPeerMessage} when a peer `resolve(name)` cannot find is missing. */
-function checkSource(entry: string, peers: readonly string[], resolve: string, code: string) {
+/**
+ * The CommonJS entry with its body in a `try`: an error loading it whose code is
+ * `MODULE_NOT_FOUND` and whose message names one of `peers` (`Cannot find module 'pg'`)
+ * becomes {@link missingPeerMessage} (Node's error as its `cause`), listing that peer and
+ * the entry's others `require.resolve` cannot find either. Any other error passes as is.
+ * Nothing is checked before loading, so a bundle holding the peers loads as it is.
+ */
+export function guardCjs(code: string, entry: string, peers: readonly string[]): string {
   const [head, listed, command] = missingPeerMessage(entry, ["\0"]).split("\0");
+  const strict = /^"use strict";\n/;
+  const body = code.replace(strict, "");
   return [
-    `const missing = ${JSON.stringify(peers)}.filter((name) => {`,
-    `  try { ${resolve}(name); return false; }`,
-    `  catch (error) { return error?.code === ${JSON.stringify(code)}; }`,
-    `});`,
-    `if (missing.length > 0) {`,
+    ...(strict.test(code) ? ['"use strict";'] : []),
+    "try {",
+    body.trimEnd(),
+    "} catch (error) {",
+    `  const peers = ${JSON.stringify(peers)};`,
+    `  const named = error?.code === "MODULE_NOT_FOUND" && typeof error.message === "string"`,
+    "    ? peers.find((name) => error.message.includes(`'${name}'`) || error.message.includes(`'${name}/`))",
+    "    : undefined;",
+    "  if (named === undefined) throw error;",
+    "  const missing = peers.filter((name) => {",
+    "    if (name === named) return true;",
+    "    try { require.resolve(name); return false; }",
+    `    catch (failure) { return failure?.code === "MODULE_NOT_FOUND"; }`,
+    "  });",
     `  throw new Error(${JSON.stringify(head)} + missing.join(", ") + ${
       JSON.stringify(listed)
-    } + missing.join(" ") + ${JSON.stringify(command)});`,
-    `}`,
-  ].join("\n");
-}
-
-/** The CommonJS entry with the check first (after `"use strict"`). */
-export function guardCjs(code: string, entry: string, peers: readonly string[]): string {
-  const check = `{\n${checkSource(entry, peers, "require.resolve", "MODULE_NOT_FOUND")}\n}\n`;
-  const strict = /^"use strict";\n/;
-  return strict.test(code) ? code.replace(strict, (head) => head + check) : check + code;
-}
-
-/** The ESM wrapper of `impl` (a sibling file name) re-exporting `names`. */
-export function esmWrapper(
-  impl: string,
-  entry: string,
-  peers: readonly string[],
-  names: readonly string[],
-): string {
-  const values = names.filter((name) => name !== "default");
-  return [
-    `// Checks the optional peers ${peers.join(", ")} before loading ${entry}.`,
-    checkSource(entry, peers, "import.meta.resolve", "ERR_MODULE_NOT_FOUND"),
-    `const entry = await import(${JSON.stringify(`./${impl}`)});`,
-    ...(values.length > 0 ? [`export const { ${values.join(", ")} } = entry;`] : []),
-    ...(names.includes("default") ? ["export default entry.default;"] : []),
+    } + missing.join(" ") + ${JSON.stringify(command)}, { cause: error });`,
+    "}",
     "",
   ].join("\n");
 }
@@ -108,13 +102,11 @@ export interface GuardedEntry {
   subpath: string;
   /** Output path without extension, e.g. `api_keys/postgres/mod`. */
   stem: string;
-  /** Names of the values it exports. */
-  names: readonly string[];
 }
 
 /**
- * Guards every entry of `outDir` (`esm/` and `cjs/` built) that links an
- * optional peer; returns `subpath → peers` for those guarded.
+ * Guards the CommonJS file of every entry of `outDir` (`esm/` and `cjs/` built)
+ * whose ESM file links an optional peer; returns `subpath → peers` for those guarded.
  */
 export function guardEntries(
   outDir: string,
@@ -123,18 +115,15 @@ export function guardEntries(
   optional: ReadonlySet<string>,
 ): Record<string, string[]> {
   const guarded: Record<string, string[]> = {};
-  for (const { subpath, stem, names } of entries) {
-    const esm = join(outDir, "esm", `${stem}.js`);
-    const peers = linkedPeers(esm, optional);
+  for (const { subpath, stem } of entries) {
+    const peers = linkedPeers(join(outDir, "esm", `${stem}.js`), optional);
     if (peers.length === 0) continue;
     guarded[subpath] = peers;
-    const entry = `${packageName}${subpath.slice(1)}`;
-    const impl = `${stem}.impl.js`;
-    renameSync(esm, join(outDir, "esm", impl));
-    const sibling = relative(dirname(esm), join(outDir, "esm", impl));
-    writeFileSync(esm, esmWrapper(sibling, entry, peers, names));
     const cjs = join(outDir, "cjs", `${stem}.js`);
-    writeFileSync(cjs, guardCjs(readFileSync(cjs, "utf8"), entry, peers));
+    writeFileSync(
+      cjs,
+      guardCjs(readFileSync(cjs, "utf8"), `${packageName}${subpath.slice(1)}`, peers),
+    );
   }
   return guarded;
 }

@@ -18,7 +18,7 @@
  *
  * First the apps without Nest (`plain/`: a Fetch app and a plain Node app, no dependency but the
  * tarball), which check that `npm ls` lists no Nest peer, that a missing optional peer is an
- * error naming its install command, and that the install holds the repository's `prisma/`.
+ * error naming it (and its install command in CommonJS), and that the install holds the repository's `prisma/`.
  *
  * Runs `CONSUMER_JOBS` apps at a time (default 2), each app's output printed whole when it ends.
  * Prints each app's time and the matrix's total, then one `# pass N` / `# fail N` summary;

@@ -4,21 +4,56 @@
  */
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { readdirSync, statSync } from "node:fs";
+import {
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { pathToFileURL } from "node:url";
 
 const ROOT = new URL("../../", import.meta.url);
 const WORDS = "[a-z0-9]+(?:_[a-z0-9]+)*";
 const NAME = new RegExp(`^_?${WORDS}(?:\\.${WORDS})?\\.(?:ts|js|cjs|html|json|lock)$`);
 
-function files(dir: string): string[] {
-  return readdirSync(new URL(`${dir}/`, ROOT)).flatMap((name) => {
+/** Folder names .gitignore ignores at any depth (its `name/` lines), e.g. `node_modules`. */
+const IGNORED = new Set(
+  readFileSync(new URL(".gitignore", ROOT), "utf8").split("\n")
+    .filter((line) => /^[^/*!#\s]+\/$/.test(line)).map((line) => line.slice(0, -1)),
+);
+
+/**
+ * The files under `dir` (relative to `root`, a folder URL), as paths relative to `root`,
+ * without the folders in {@link IGNORED}: no git needed.
+ */
+function files(dir: string, root: URL = ROOT): string[] {
+  return readdirSync(new URL(`${dir}/`, root)).flatMap((name) => {
     const path = `${dir}/${name}`;
-    return statSync(new URL(path, ROOT)).isDirectory() ? files(path) : [path];
+    if (!statSync(new URL(path, root)).isDirectory()) return [path];
+    return IGNORED.has(name) ? [] : files(path, root);
   });
 }
 
 describe("demo file names", () => {
   const all = [...files("demo"), ...files("tests/demo")];
+
+  it("skips what `npm start` installs (demo/node_modules/) and the other folders .gitignore ignores", () => {
+    const root = mkdtempSync(join(tmpdir(), "demo-names-"));
+    try {
+      for (const path of ["demo/ok.ts", "demo/node_modules/.bin/js-yaml", "demo/generated/X.js"]) {
+        mkdirSync(join(root, path, ".."), { recursive: true });
+        writeFileSync(join(root, path), "");
+      }
+      assert.deepEqual(files("demo", pathToFileURL(`${root}/`)), ["demo/ok.ts"]);
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
+  });
 
   it("finds the demo files", () => {
     assert.ok(all.length > 60, String(all.length));

@@ -1,5 +1,6 @@
 // Checks both apps share: the installed tree holds no Nest peer, a missing optional peer is an
-// error naming its install command, and the package ships the repository's prisma/.
+// error naming it (with its install command in CommonJS), and the package ships the repository's
+// prisma/.
 import { execFileSync } from "node:child_process";
 import assert from "node:assert/strict";
 import { readdirSync, readFileSync, statSync } from "node:fs";
@@ -25,11 +26,11 @@ export function assertNoNestPeers() {
   for (const peer of NEST_PEERS) assert.ok(!names.has(peer), `npm ls lists ${peer}`);
 }
 
-/** The missing optional peers of each guarded entry and the install line its error names. */
+/** The missing optional peers of each guarded entry (the CommonJS error's install line lists them). */
 export const MISSING_PEERS = {
-  "@saferoute/api-kit/api-keys/postgres": "npm install pg",
-  "@saferoute/api-kit/safe-response/openapi": "npm install @nestjs/common @nestjs/swagger",
-  "@saferoute/api-kit/api-keys/nest": "npm install @nestjs/common @nestjs/core",
+  "@saferoute/api-kit/api-keys/postgres": ["pg"],
+  "@saferoute/api-kit/safe-response/openapi": ["@nestjs/common", "@nestjs/swagger"],
+  "@saferoute/api-kit/api-keys/nest": ["@nestjs/common", "@nestjs/core"],
 };
 
 /** Files under `dir`, relative to it, sorted. */
