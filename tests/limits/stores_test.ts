@@ -194,6 +194,29 @@ for (const kind of await readyStores("remote store contract")) {
       }
     });
 
+    it("counts a policy of the longest window compiled (10^14 ms): the store answers, never its failure policy", async () => {
+      const { store, close } = await openStore(kind);
+      const subject = freshSubject("long-window");
+      try {
+        const limiter = createRateLimiter({
+          store,
+          onStoreError: "closed",
+          timeoutMs: 30_000,
+          logger: () => {},
+        });
+        const policies = compileRateLimitPolicies([{ name: "long", limit: 1, windowMs: 1e14 }]);
+        const [first, second] = [
+          await limiter.check(subject, policies),
+          await limiter.check(subject, policies),
+        ];
+        assert.deepEqual([first.allowed, first.outcome], [true, "store"]);
+        assert.deepEqual([second.allowed, second.outcome], [false, "store"]);
+      } finally {
+        await close();
+        await dropWindow(kind, subject, "long", 1e14); // it would stay for 10^14 ms
+      }
+    });
+
     it("reads balances with the refill due counted, writing nothing (no row or key created)", async () => {
       const { store, close } = await openStore(kind);
       const { subject, credit } = countersOf("read");
@@ -244,6 +267,28 @@ for (const kind of await readyStores("remote store contract")) {
       }
     });
   });
+}
+
+/** Deletes the window counter of (`subject`, `name`, `windowMs`) a test made. */
+async function dropWindow(kind: string, subject: string, name: string, windowMs: number) {
+  if (kind === "redis") {
+    const client = await connectRedis(Deno.env.get("REDIS_URL")!);
+    try {
+      await client.del(`rl:{${subject}}:${subject}:${name}:${windowMs}:w`);
+    } finally {
+      client.destroy();
+    }
+    return;
+  }
+  const pool = new pg.Pool({ connectionString: DATABASE_URL, max: 1 });
+  try {
+    await pool.query(
+      "DELETE FROM rate_limit_buckets WHERE subject = $1 AND name = $2 AND window_ms = $3",
+      [subject, name, windowMs],
+    );
+  } finally {
+    await pool.end();
+  }
 }
 
 /** A balance as stored (undefined when the store holds none), bypassing the store. */
