@@ -114,6 +114,29 @@ describe("createThrottlerStorage", () => {
     assert.deepEqual([victim.totalHits, victim.isBlocked], [1, false]);
   });
 
+  it("a key that cannot be a subject (a brace, a control character) counts under its SHA-256, each apart", async () => {
+    const inner = createMemoryRateLimitStore();
+    const subjects: string[] = [];
+    const store: RateLimitStore = {
+      checkBatch: (checks) => {
+        for (const check of checks) subjects.push(check.counters[0].subject);
+        return inner.checkBatch(checks);
+      },
+    };
+    const storage = createThrottlerStorage(over(store));
+    const hit = (key: string) => storage.increment(key, 60_000, 1, 0, "default");
+    const keys = ["{route}:1.2.3.4", "{route}:1.2.3.5", "a}b", "a\nb", "a\tb"];
+    for (const key of keys) {
+      assert.deepEqual(
+        [(await hit(key)).isBlocked, (await hit(key)).isBlocked],
+        [false, true],
+        key,
+      );
+    }
+    assert.equal(new Set(subjects).size, keys.length);
+    for (const subject of subjects) assert.match(subject, /^#[0-9a-f]{64}$/);
+  });
+
   it("subSecond: a blockDuration under 1,000 ms as well as a ttl", async () => {
     let now = 0;
     const throttlers = [{ name: "fast", ttl: 200, limit: 1, blockDuration: 500 }];
