@@ -79,6 +79,11 @@ describe("createRateLimiter", () => {
           /must not contain \{ or \}/,
         );
       }
+      // A lone surrogate: the remote stores would count user-\uD800 and user-\uDC00 as user-\uFFFD.
+      for (const subject of ["user-\uD800", "user-\uDC00"]) {
+        await assert.rejects(limiter.check(subject, [api]), /lone surrogate/);
+        await assert.rejects(limiter.check("k", [api], { slot: subject }), /lone surrogate/);
+      }
       await assert.rejects(limiter.check("k", [{ ...api, limit: 0 }]), /"api": limit/);
       await assert.rejects(limiter.check("k", [api], { cost: -1 }), /cost/);
       await assert.rejects(limiter.check("k", [api], { cost: 1e15 + 1 }), /cost must be at most/);

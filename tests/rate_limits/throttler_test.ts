@@ -137,6 +137,31 @@ describe("createThrottlerStorage", () => {
     for (const subject of subjects) assert.match(subject, /^#[0-9a-f]{64}$/);
   });
 
+  it("a key with a lone surrogate counts under the SHA-256 of its JSON text, apart from the others and from U+FFFD", async () => {
+    const inner = createMemoryRateLimitStore();
+    const subjects: string[] = [];
+    const store: RateLimitStore = {
+      checkBatch: (checks) => {
+        for (const check of checks) subjects.push(check.counters[0].subject);
+        return inner.checkBatch(checks);
+      },
+    };
+    const storage = createThrottlerStorage(over(store));
+    const hit = (key: string) => storage.increment(key, 60_000, 1, 0, "default");
+    const keys = ["a\uD800", "a\uDC00", "a\uFFFD"];
+    for (const key of keys) {
+      assert.deepEqual(
+        [(await hit(key)).isBlocked, (await hit(key)).isBlocked],
+        [false, true],
+        key,
+      );
+    }
+    assert.equal(new Set(subjects).size, keys.length);
+    assert.match(subjects[0], /^#j[0-9a-f]{64}$/);
+    assert.match(subjects[2], /^#j[0-9a-f]{64}$/);
+    assert.equal(subjects[4], "a\uFFFD");
+  });
+
   it("subSecond: a blockDuration under 1,000 ms as well as a ttl", async () => {
     let now = 0;
     const throttlers = [{ name: "fast", ttl: 200, limit: 1, blockDuration: 500 }];
