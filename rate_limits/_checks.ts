@@ -28,11 +28,30 @@ export function assertName(name: unknown, what: string): string {
   return name;
 }
 
+/** A lone surrogate (with `u`, a surrogate pair is one code point, never matched). */
+const LONE_SURROGATE = /\p{Cs}/u;
+
+/**
+ * Whether `text` holds a lone surrogate, which UTF-8 (Redis, PostgreSQL) sends
+ * as U+FFFD: not `String.prototype.isWellFormed`, which the npm build's ES2023
+ * types lack.
+ *
+ * @example
+ * ```ts
+ * import { hasLoneSurrogate } from "./_checks.ts";
+ * hasLoneSurrogate("user-\uD800"); // true
+ * ```
+ */
+export function hasLoneSurrogate(text: string): boolean {
+  return LONE_SURROGATE.test(text);
+}
+
 /**
  * Why `subject` cannot be a counter subject (or a slot), or `undefined` when
  * it can: 1–512 characters without control characters or `{` `}` (the Redis
  * store's keys hold it beside `:` separators and inside a `{…}` hash tag: a
- * brace would make two counters one key).
+ * brace would make two counters one key), and no lone surrogate (the remote
+ * stores would count it as U+FFFD, with every other one in its place).
  *
  * @example
  * ```ts
@@ -52,6 +71,9 @@ export function subjectFault(subject: unknown): string | undefined {
       return "rate-limit subject must not contain control characters";
     }
     if (code === 0x7b || code === 0x7d) return "rate-limit subject must not contain { or }";
+  }
+  if (hasLoneSurrogate(subject)) {
+    return "rate-limit subject must not contain a lone surrogate (UTF-8 sends it as U+FFFD)";
   }
   return undefined;
 }

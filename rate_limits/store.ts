@@ -13,7 +13,10 @@
 export interface WindowCounter {
   /** Counter kind. */
   readonly kind: "window";
-  /** Whose counter (an API key id, a tenant, an IP): 1–512 characters, no control characters, no `{` or `}`. */
+  /**
+   * Whose counter (an API key id, a tenant, an IP): 1–512 characters, no control
+   * characters, no `{` or `}`, no lone surrogate.
+   */
   readonly subject: string;
   /**
    * The group whose counters live together (a Redis Cluster hash tag; default

@@ -8,7 +8,7 @@
  * @module
  */
 import { type CompiledRateLimitPolicy, compileRateLimitPolicies } from "./policy.ts";
-import { assertCount, subjectFault } from "./_checks.ts";
+import { assertCount, hasLoneSurrogate, subjectFault } from "./_checks.ts";
 import type { RateLimitStore } from "./store.ts";
 import { createRateLimiter, type RateLimiter } from "./limiter.ts";
 import { assertKnownOptions } from "./_options.ts";
@@ -92,11 +92,16 @@ function policyName(throttlerName: string): string {
 
 /**
  * The counter subject of a throttler key that cannot be one (past
- * `MAX_SUBJECT_LENGTH`, or holding a control character or a brace): its
- * SHA-256 (`#` and 64 hex digits), so that keys alike in their first 512
- * characters count apart, and a key of a `generateKey` of the app's own counts.
+ * `MAX_SUBJECT_LENGTH`, or holding a control character, a brace or a lone
+ * surrogate): its SHA-256 (`#` and 64 hex digits), so that keys alike in their
+ * first 512 characters count apart, and a key of a `generateKey` of the app's
+ * own counts. A key with a lone surrogate, which UTF-8 would make U+FFFD, is
+ * hashed as its JSON text (`\udXXX`), `#j` first.
  */
-const keySubject = async (key: string) => `#${await hexDigest("SHA-256", key)}`;
+const keySubject = async (key: string) =>
+  hasLoneSurrogate(key)
+    ? `#j${await hexDigest("SHA-256", JSON.stringify(key))}`
+    : `#${await hexDigest("SHA-256", key)}`;
 
 const seconds = (ms: number) => Math.max(0, Math.ceil(ms / 1000));
 
