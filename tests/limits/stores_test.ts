@@ -16,6 +16,7 @@ import process from "node:process";
 import pg from "pg";
 import { createClient } from "redis";
 import { createRateLimiter } from "../../rate_limits/limiter.ts";
+import { createMemoryRateLimitStore } from "../../rate_limits/memory_store.ts";
 import { compileRateLimitPolicies } from "../../rate_limits/policy.ts";
 import { createPostgresRateLimitStore } from "../../rate_limits/postgres/mod.ts";
 import { createRedisRateLimitStore } from "../../rate_limits/redis/mod.ts";
@@ -214,6 +215,55 @@ for (const kind of await readyStores("remote store contract")) {
       } finally {
         await close();
         await dropWindow(kind, subject, "long", 1e14); // it would stay for 10^14 ms
+      }
+    });
+
+    it("one batch, two checks of one balance under two refill rules (changed while they queued): each check's own rule, as the memory store", async () => {
+      const { store, close } = await openStore(kind);
+      try {
+        const hour = 3_600_000;
+        const initialAt = Date.now() - 2 * hour; // a refill boundary since, for either rule
+        /** Answers to a batch of `first` then `second` of one balance, and the balance after. */
+        const answers = async (on: RateLimitStore, first: CreditCounter, second: CreditCounter) => {
+          const deadline = Date.now() + 30_000;
+          const { results } = await on.checkBatch([
+            { counters: [first], deadline },
+            { counters: [second], deadline },
+          ]);
+          const [after] = await checkOnce(on, [{ ...second, cost: 0 }]);
+          return [...results.map((r) => r?.map((c) => [c.allowed, c.remaining])), after.remaining];
+        };
+        const hourly = (amount: number) => ({ amount, everyMs: hour });
+        type Spend = Pick<CreditCounter, "cost" | "refill">;
+        const cases: [string, Spend, Spend, unknown][] = [
+          [
+            "no refill, then 100 an hour: the second spends the refill",
+            { cost: 0 },
+            { cost: 1, refill: hourly(100) },
+            [[[true, 0]], [[true, 99]], 99],
+          ],
+          [
+            "100, then 50 an hour: the first refills, the second finds the boundary taken; both spend",
+            { cost: 5, refill: hourly(100) },
+            { cost: 5, refill: hourly(50) },
+            [[[true, 95]], [[true, 90]], 90],
+          ],
+        ];
+        for (const [what, first, second, expected] of cases) {
+          for (const on of [createMemoryRateLimitStore(), store]) {
+            const balance = {
+              kind: "credit" as const,
+              subject: freshSubject("rules"),
+              name: "c",
+              initial: 0,
+              initialAt,
+            };
+            const got = await answers(on, { ...balance, ...first }, { ...balance, ...second });
+            assert.deepEqual(got, expected, `${on.name}: ${what}`);
+          }
+        }
+      } finally {
+        await close();
       }
     });
 
