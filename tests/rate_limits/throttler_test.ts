@@ -10,6 +10,31 @@ const quiet = { logger: () => {} };
 const over = (store: RateLimitStore) => createRateLimiter({ ...quiet, store });
 const down: RateLimitStore = { checkBatch: () => Promise.reject(new Error("down")) };
 
+/**
+ * The counter subject of each of `keys`, each hit twice through a throttler of limit 1 (allowed,
+ * then blocked: counted apart from the keys before it).
+ */
+async function subjectsOf(keys: readonly string[]): Promise<string[]> {
+  const inner = createMemoryRateLimitStore();
+  const subjects: string[] = [];
+  const store: RateLimitStore = {
+    checkBatch: (checks) => {
+      for (const check of checks) subjects.push(check.counters[0].subject);
+      return inner.checkBatch(checks);
+    },
+  };
+  const storage = createThrottlerStorage(over(store));
+  const hit = (key: string) => storage.increment(key, 60_000, 1, 0, "default");
+  for (const key of keys) {
+    const blocked = [(await hit(key)).isBlocked, (await hit(key)).isBlocked];
+    assert.deepEqual(blocked, [false, true], JSON.stringify(key));
+  }
+  return keys.map((key, i) => {
+    assert.equal(subjects[2 * i], subjects[2 * i + 1], JSON.stringify(key));
+    return subjects[2 * i];
+  });
+}
+
 describe("createThrottlerStorage", () => {
   it("follows throttler 6's increment contract: hits, expiry (a hit leaves 11 sub-buckets later), blocking", async () => {
     let now = 0;
@@ -115,51 +140,18 @@ describe("createThrottlerStorage", () => {
   });
 
   it("a key that cannot be a subject (a brace, a control character) counts under its SHA-256, each apart", async () => {
-    const inner = createMemoryRateLimitStore();
-    const subjects: string[] = [];
-    const store: RateLimitStore = {
-      checkBatch: (checks) => {
-        for (const check of checks) subjects.push(check.counters[0].subject);
-        return inner.checkBatch(checks);
-      },
-    };
-    const storage = createThrottlerStorage(over(store));
-    const hit = (key: string) => storage.increment(key, 60_000, 1, 0, "default");
     const keys = ["{route}:1.2.3.4", "{route}:1.2.3.5", "a}b", "a\nb", "a\tb"];
-    for (const key of keys) {
-      assert.deepEqual(
-        [(await hit(key)).isBlocked, (await hit(key)).isBlocked],
-        [false, true],
-        key,
-      );
-    }
+    const subjects = await subjectsOf(keys);
     assert.equal(new Set(subjects).size, keys.length);
     for (const subject of subjects) assert.match(subject, /^#[0-9a-f]{64}$/);
   });
 
   it("a key with a lone surrogate counts under the SHA-256 of its JSON text, apart from the others and from U+FFFD", async () => {
-    const inner = createMemoryRateLimitStore();
-    const subjects: string[] = [];
-    const store: RateLimitStore = {
-      checkBatch: (checks) => {
-        for (const check of checks) subjects.push(check.counters[0].subject);
-        return inner.checkBatch(checks);
-      },
-    };
-    const storage = createThrottlerStorage(over(store));
-    const hit = (key: string) => storage.increment(key, 60_000, 1, 0, "default");
-    const keys = ["a\uD800", "a\uDC00", "a\uFFFD"];
-    for (const key of keys) {
-      assert.deepEqual(
-        [(await hit(key)).isBlocked, (await hit(key)).isBlocked],
-        [false, true],
-        key,
-      );
-    }
-    assert.equal(new Set(subjects).size, keys.length);
-    assert.match(subjects[0], /^#j[0-9a-f]{64}$/);
-    assert.match(subjects[2], /^#j[0-9a-f]{64}$/);
-    assert.equal(subjects[4], "a\uFFFD");
+    const [high, low, replaced] = await subjectsOf(["a\uD800", "a\uDC00", "a\uFFFD"]);
+    assert.match(high, /^#j[0-9a-f]{64}$/);
+    assert.match(low, /^#j[0-9a-f]{64}$/);
+    assert.notEqual(high, low);
+    assert.equal(replaced, "a\uFFFD");
   });
 
   it("subSecond: a blockDuration under 1,000 ms as well as a ttl", async () => {
