@@ -28,8 +28,59 @@ export function assertName(name: unknown, what: string): string {
   return name;
 }
 
+/** A lone surrogate (with `u`, a surrogate pair is one code point, never matched). */
+const LONE_SURROGATE = /\p{Cs}/u;
+
 /**
- * Throws a `TypeError` unless `subject` is 1–512 characters without control characters.
+ * Whether `text` holds a lone surrogate, which UTF-8 (Redis, PostgreSQL) sends
+ * as U+FFFD: not `String.prototype.isWellFormed`, which the npm build's ES2023
+ * types lack.
+ *
+ * @example
+ * ```ts
+ * import { hasLoneSurrogate } from "./_checks.ts";
+ * hasLoneSurrogate("user-\uD800"); // true
+ * ```
+ */
+export function hasLoneSurrogate(text: string): boolean {
+  return LONE_SURROGATE.test(text);
+}
+
+/**
+ * Why `subject` cannot be a counter subject (or a slot), or `undefined` when
+ * it can: 1–512 characters without control characters or `{` `}` (the Redis
+ * store's keys hold it beside `:` separators and inside a `{…}` hash tag: a
+ * brace would make two counters one key), and no lone surrogate (the remote
+ * stores would count it as U+FFFD, with every other one in its place).
+ *
+ * @example
+ * ```ts
+ * import { subjectFault } from "./_checks.ts";
+ * subjectFault("key:0190"); // undefined
+ * ```
+ */
+export function subjectFault(subject: unknown): string | undefined {
+  if (
+    typeof subject !== "string" || subject.length === 0 || subject.length > MAX_SUBJECT_LENGTH
+  ) {
+    return `rate-limit subject must be a string of 1-${MAX_SUBJECT_LENGTH} characters`;
+  }
+  for (let i = 0; i < subject.length; i++) {
+    const code = subject.charCodeAt(i);
+    if (code < 0x20 || code === 0x7f) {
+      return "rate-limit subject must not contain control characters";
+    }
+    if (code === 0x7b || code === 0x7d) return "rate-limit subject must not contain { or }";
+  }
+  if (hasLoneSurrogate(subject)) {
+    return "rate-limit subject must not contain a lone surrogate (UTF-8 sends it as U+FFFD)";
+  }
+  return undefined;
+}
+
+/**
+ * Throws a `TypeError` unless `subject` is a counter subject (or a slot): see
+ * `subjectFault`.
  *
  * @example
  * ```ts
@@ -38,20 +89,9 @@ export function assertName(name: unknown, what: string): string {
  * ```
  */
 export function assertSubject(subject: unknown): string {
-  if (
-    typeof subject !== "string" || subject.length === 0 || subject.length > MAX_SUBJECT_LENGTH
-  ) {
-    throw new TypeError(
-      `rate-limit subject must be a string of 1-${MAX_SUBJECT_LENGTH} characters`,
-    );
-  }
-  for (let i = 0; i < subject.length; i++) {
-    const code = subject.charCodeAt(i);
-    if (code < 0x20 || code === 0x7f) {
-      throw new TypeError("rate-limit subject must not contain control characters");
-    }
-  }
-  return subject;
+  const fault = subjectFault(subject);
+  if (fault !== undefined) throw new TypeError(fault);
+  return subject as string;
 }
 
 /** Most credits in a balance, refill, cost or change (exact in every store). */

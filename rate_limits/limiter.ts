@@ -137,7 +137,8 @@ export interface RateLimitCheckOptions {
    * (a tenant's shared policy, a predecessor's balance) lands in one Redis
    * Cluster slot. Pass the tenant for every check of a tenant's keys: that
    * tenant's counters then live on one node. Part of a counter's identity on
-   * Redis: give each subject always the same slot.
+   * Redis: give each subject always the same slot. A subject's characters
+   * (no `{` or `}`: it is the hash tag).
    */
   slot?: string;
 }

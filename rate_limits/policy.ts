@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { assertCost, assertCount, assertName } from "./_checks.ts";
+import { assertBounded, assertCost, assertCount, assertName } from "./_checks.ts";
 
 /** A named limit: at most `limit` units in any interval of `windowMs`. */
 export interface RateLimitPolicy {
@@ -12,7 +12,7 @@ export interface RateLimitPolicy {
   readonly name: string;
   /** Units accepted per window (a positive safe integer). */
   readonly limit: number;
-  /** Window length in ms (a safe integer, at least 1,000 unless `subSecond`). */
+  /** Window length in ms (a safe integer, 1,000–10^14 or from 1 with `subSecond`). */
   readonly windowMs: number;
   /** Units one request counts when the check names no `cost` (0–10^15; default 1). */
   readonly cost?: number;
@@ -31,6 +31,14 @@ export interface CompiledRateLimitPolicy extends RateLimitPolicy {
 
 /** Most policies per list. */
 export const MAX_RATE_LIMIT_POLICIES = 16;
+
+/**
+ * Longest `windowMs`: 10^14 ms (about 3,170 years), far inside what every
+ * store computes exactly and can expire: PostgreSQL's timestamps end 9.2e15 ms
+ * after 1970 (a counter expires about 1.1 windows from now), Redis's script
+ * counts in doubles (exact below 2^53, about 9e15).
+ */
+const MAX_WINDOW_MS = 1e14;
 
 /** Lists this module compiled (so compiling them again is free). */
 const COMPILED = new WeakSet<object>();
@@ -65,7 +73,7 @@ function compileOne(input: unknown, index: number): CompiledRateLimitPolicy {
   const name = assertName(policy.name, `rate-limit policy #${index}: name`);
   const label = `rate-limit policy "${name}"`;
   const limit = assertCount(policy.limit, 1, `${label}: limit`);
-  const windowMs = assertCount(policy.windowMs, 1, `${label}: windowMs`);
+  const windowMs = assertBounded(policy.windowMs, 1, MAX_WINDOW_MS, `${label}: windowMs`);
   const cost = policy.cost === undefined ? 1 : assertCost(policy.cost, `${label}: cost`);
   const { subSecond } = policy;
   if (subSecond !== undefined && typeof subSecond !== "boolean") {

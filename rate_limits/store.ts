@@ -13,12 +13,16 @@
 export interface WindowCounter {
   /** Counter kind. */
   readonly kind: "window";
-  /** Whose counter (an API key id, a tenant, an IP): 1–512 characters, no control characters. */
+  /**
+   * Whose counter (an API key id, a tenant, an IP): 1–512 characters, no control
+   * characters, no `{` or `}`, no lone surrogate.
+   */
   readonly subject: string;
   /**
    * The group whose counters live together (a Redis Cluster hash tag; default
    * the subject): every counter of one check has the same. Part of the
-   * counter's identity on Redis: give a subject always the same slot.
+   * counter's identity on Redis: give a subject always the same slot. A
+   * subject's characters (see `subject`).
    */
   readonly slot?: string;
   /** Policy name (see `RateLimitPolicy.name`). */

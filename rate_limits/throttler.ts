@@ -8,8 +8,8 @@
  * @module
  */
 import { type CompiledRateLimitPolicy, compileRateLimitPolicies } from "./policy.ts";
-import { assertCount } from "./_checks.ts";
-import { MAX_SUBJECT_LENGTH, type RateLimitStore } from "./store.ts";
+import { assertCount, hasLoneSurrogate, subjectFault } from "./_checks.ts";
+import type { RateLimitStore } from "./store.ts";
 import { createRateLimiter, type RateLimiter } from "./limiter.ts";
 import { assertKnownOptions } from "./_options.ts";
 import { hexDigest } from "./_hex_digest.ts";
@@ -91,11 +91,17 @@ function policyName(throttlerName: string): string {
 }
 
 /**
- * The counter subject of a throttler key past `MAX_SUBJECT_LENGTH`: its
- * SHA-256 (`#` and 64 hex digits), so that keys alike in their first 512
- * characters count apart.
+ * The counter subject of a throttler key that cannot be one (past
+ * `MAX_SUBJECT_LENGTH`, or holding a control character, a brace or a lone
+ * surrogate): its SHA-256 (`#` and 64 hex digits), so that keys alike in their
+ * first 512 characters count apart, and a key of a `generateKey` of the app's
+ * own counts. A key with a lone surrogate, which UTF-8 would make U+FFFD, is
+ * hashed as its JSON text (`\udXXX`), `#j` first.
  */
-const longKeySubject = async (key: string) => `#${await hexDigest("SHA-256", key)}`;
+const keySubject = async (key: string) =>
+  hasLoneSurrogate(key)
+    ? `#j${await hexDigest("SHA-256", JSON.stringify(key))}`
+    : `#${await hexDigest("SHA-256", key)}`;
 
 const seconds = (ms: number) => Math.max(0, Math.ceil(ms / 1000));
 
@@ -263,7 +269,10 @@ export function createThrottlerStorage(
       const policies = legacy
         ? legacyHit(throttlerName, ttl)
         : compiled(throttlerName, limit, ttl, blockDuration);
-      const subject = key.length <= MAX_SUBJECT_LENGTH ? key : await longKeySubject(key);
+      // A key that is no string at all is the limiter's TypeError.
+      const subject = typeof key !== "string" || subjectFault(key) === undefined
+        ? key
+        : await keySubject(key);
       const result = await door.check(subject, policies.hit);
       const max = policies.limit;
       if (result.outcome === "open" || result.outcome === "closed") {

@@ -4,11 +4,12 @@
  * name and window), credit balances in `credit_balances` (durable), each
  * batch of checks one statement (`rate_limit_bucket_batch`: every row of the
  * batch locked once, each check applied in order before its deadline or not
- * at all; a batch of one check of window counters `rate_limit_bucket_check`,
- * one check with credits `rate_limit_credit_check`, the same rule in cheaper
- * statements) on the database's clock, exact across
- * every instance on that database. A statement without credit counters that
- * allowed a check does not wait for its commit's WAL flush (a database crash
+ * at all; one more from a check naming a balance under another refill rule;
+ * a batch of one check of window counters `rate_limit_bucket_check`, one check
+ * with credits `rate_limit_credit_check`, the same rule in cheaper statements)
+ * on the database's clock, exact across every instance on that database. A
+ * statement without credit counters that allowed a check does not wait for its
+ * commit's WAL flush (a database crash
  * may forget its last fraction of a second of window counts, never a balance);
  * `rate_limit_bucket_check` refuses from an unlocked read when it can (no lock,
  * no write). Needs the migrations
@@ -340,6 +341,24 @@ function distinct<T>(counters: readonly T[], keyOf: (counter: T) => string) {
 }
 
 /**
+ * The first check of `split` naming a balance that an earlier check named
+ * with another refill rule (the rule changed while they queued), or -1:
+ * `rate_limit_bucket_batch` refills a balance once, by one rule, so that
+ * check and the ones after it go in the next statement.
+ */
+function ruleChange(split: readonly { readonly credits: readonly CreditCounter[] }[]): number {
+  const rules = new Map<string, string>();
+  for (let q = 0; q < split.length; q++) {
+    const named = split[q].credits.map((c) =>
+      [`${c.subject}\u0000${c.name}`, refillParams(c.refill).join()] as const
+    );
+    if (named.some(([balance, rule]) => (rules.get(balance) ?? rule) !== rule)) return q;
+    for (const [balance, rule] of named) rules.set(balance, rule);
+  }
+  return -1;
+}
+
+/**
  * Creates the PostgreSQL store. Throws a `TypeError` without a `pool`.
  *
  * @example
@@ -483,13 +502,22 @@ export function createPostgresRateLimitStore(
     });
   };
 
-  /** Any other batch: one statement of `rate_limit_bucket_batch`. */
+  /**
+   * Any other batch: one statement of `rate_limit_bucket_batch`; one more from each check naming
+   * a balance under another refill rule than an earlier check (`ruleChange`), in order.
+   */
   const checkMany = async (checks: readonly StoreCheck[]): Promise<StoreBatchAnswer> => {
+    const split = checks.map(({ counters }) => byKind(counters));
+    const credits = split.flatMap((k) => k.credits);
+    const next = credits.length > 1 ? ruleChange(split) : -1;
+    if (next > 0) {
+      const { results } = await checkMany(checks.slice(0, next));
+      const rest = await checkMany(checks.slice(next));
+      return { results: [...results, ...rest.results] };
+    }
     const deadlines: number[] = [];
     for (const check of checks) deadlines.push(await onServer(check.deadline));
-    const split = checks.map(({ counters }) => byKind(counters));
     const windows = split.flatMap((k) => k.windows);
-    const credits = split.flatMap((k) => k.credits);
     const rows = distinct(windows, (c) => `${c.subject}\u0000${c.name}\u0000${c.windowMs}`);
     const balances = distinct(credits, (c) => `${c.subject}\u0000${c.name}`);
     const refills = balances.list.map((c) => refillParams(c.refill));

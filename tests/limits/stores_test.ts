@@ -16,6 +16,7 @@ import process from "node:process";
 import pg from "pg";
 import { createClient } from "redis";
 import { createRateLimiter } from "../../rate_limits/limiter.ts";
+import { createMemoryRateLimitStore } from "../../rate_limits/memory_store.ts";
 import { compileRateLimitPolicies } from "../../rate_limits/policy.ts";
 import { createPostgresRateLimitStore } from "../../rate_limits/postgres/mod.ts";
 import { createRedisRateLimitStore } from "../../rate_limits/redis/mod.ts";
@@ -194,6 +195,78 @@ for (const kind of await readyStores("remote store contract")) {
       }
     });
 
+    it("counts a policy of the longest window compiled (10^14 ms): the store answers, never its failure policy", async () => {
+      const { store, close } = await openStore(kind);
+      const subject = freshSubject("long-window");
+      try {
+        const limiter = createRateLimiter({
+          store,
+          onStoreError: "closed",
+          timeoutMs: 30_000,
+          logger: () => {},
+        });
+        const policies = compileRateLimitPolicies([{ name: "long", limit: 1, windowMs: 1e14 }]);
+        const [first, second] = [
+          await limiter.check(subject, policies),
+          await limiter.check(subject, policies),
+        ];
+        assert.deepEqual([first.allowed, first.outcome], [true, "store"]);
+        assert.deepEqual([second.allowed, second.outcome], [false, "store"]);
+      } finally {
+        await close();
+        await dropWindow(kind, subject, "long", 1e14); // it would stay for 10^14 ms
+      }
+    });
+
+    it("one batch, two checks of one balance under two refill rules (changed while they queued): each check's own rule, as the memory store", async () => {
+      const { store, close } = await openStore(kind);
+      try {
+        const hour = 3_600_000;
+        const initialAt = Date.now() - 2 * hour; // a refill boundary since, for either rule
+        /** Answers to a batch of `first` then `second` of one balance, and the balance after. */
+        const answers = async (on: RateLimitStore, first: CreditCounter, second: CreditCounter) => {
+          const deadline = Date.now() + 30_000;
+          const { results } = await on.checkBatch([
+            { counters: [first], deadline },
+            { counters: [second], deadline },
+          ]);
+          const [after] = await checkOnce(on, [{ ...second, cost: 0 }]);
+          return [...results.map((r) => r?.map((c) => [c.allowed, c.remaining])), after.remaining];
+        };
+        const hourly = (amount: number) => ({ amount, everyMs: hour });
+        type Spend = Pick<CreditCounter, "cost" | "refill">;
+        const cases: [string, Spend, Spend, unknown][] = [
+          [
+            "no refill, then 100 an hour: the second spends the refill",
+            { cost: 0 },
+            { cost: 1, refill: hourly(100) },
+            [[[true, 0]], [[true, 99]], 99],
+          ],
+          [
+            "100, then 50 an hour: the first refills, the second finds the boundary taken; both spend",
+            { cost: 5, refill: hourly(100) },
+            { cost: 5, refill: hourly(50) },
+            [[[true, 95]], [[true, 90]], 90],
+          ],
+        ];
+        for (const [what, first, second, expected] of cases) {
+          for (const on of [createMemoryRateLimitStore(), store]) {
+            const balance = {
+              kind: "credit" as const,
+              subject: freshSubject("rules"),
+              name: "c",
+              initial: 0,
+              initialAt,
+            };
+            const got = await answers(on, { ...balance, ...first }, { ...balance, ...second });
+            assert.deepEqual(got, expected, `${on.name}: ${what}`);
+          }
+        }
+      } finally {
+        await close();
+      }
+    });
+
     it("reads balances with the refill due counted, writing nothing (no row or key created)", async () => {
       const { store, close } = await openStore(kind);
       const { subject, credit } = countersOf("read");
@@ -244,6 +317,28 @@ for (const kind of await readyStores("remote store contract")) {
       }
     });
   });
+}
+
+/** Deletes the window counter of (`subject`, `name`, `windowMs`) a test made. */
+async function dropWindow(kind: string, subject: string, name: string, windowMs: number) {
+  if (kind === "redis") {
+    const client = await connectRedis(Deno.env.get("REDIS_URL")!);
+    try {
+      await client.del(`rl:{${subject}}:${subject}:${name}:${windowMs}:w`);
+    } finally {
+      client.destroy();
+    }
+    return;
+  }
+  const pool = new pg.Pool({ connectionString: DATABASE_URL, max: 1 });
+  try {
+    await pool.query(
+      "DELETE FROM rate_limit_buckets WHERE subject = $1 AND name = $2 AND window_ms = $3",
+      [subject, name, windowMs],
+    );
+  } finally {
+    await pool.end();
+  }
 }
 
 /** A balance as stored (undefined when the store holds none), bypassing the store. */

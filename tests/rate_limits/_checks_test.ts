@@ -5,8 +5,29 @@ import { MAX_SUBJECT_LENGTH } from "../../rate_limits/store.ts";
 
 describe("assertSubject", () => {
   it("accepts 1 to 512 printable characters", () => {
-    assert.equal(assertSubject("key:0190{x}"), "key:0190{x}");
+    assert.equal(assertSubject("key:0190:x"), "key:0190:x");
+    assert.equal(assertSubject("key:%7Bx%7D"), "key:%7Bx%7D");
     assert.equal(assertSubject("k".repeat(MAX_SUBJECT_LENGTH)).length, 512);
+  });
+  it("refuses a lone surrogate (UTF-8 would send each as U+FFFD: one remote counter); accepts a pair and U+FFFD itself", () => {
+    for (const bad of ["user-\uD800", "user-\uDC00", "\uDC00\uD800", "a\uD800b", "\uD83D"]) {
+      assert.throws(
+        () => assertSubject(bad),
+        (e: Error) => e instanceof TypeError && /lone surrogate/.test(e.message),
+        JSON.stringify(bad),
+      );
+    }
+    assert.equal(assertSubject("user-\uFFFD"), "user-\uFFFD");
+    assert.equal(assertSubject("key:\uD83D\uDE00"), "key:\uD83D\uDE00");
+  });
+  it("refuses { and } (a Redis hash tag's delimiters: two subjects would share a key)", () => {
+    for (const bad of ["key:0190{x}", "acme}:alice", "alice}", "{", "}"]) {
+      assert.throws(
+        () => assertSubject(bad),
+        (e: Error) => e instanceof TypeError && /must not contain \{ or \}/.test(e.message),
+        bad,
+      );
+    }
   });
   it("refuses empty, too long, non-string and control characters", () => {
     for (const bad of ["", "k".repeat(513), 1, "a\nb", "a\u0000b", "a\u007fb"]) {

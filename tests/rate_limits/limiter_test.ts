@@ -71,6 +71,19 @@ describe("createRateLimiter", () => {
       const limiter = createRateLimiter({ ...quiet, onStoreError, store: failing });
       await assert.rejects(limiter.check("", [api]), TypeError);
       await assert.rejects(limiter.check("k".repeat(513), [api]), TypeError);
+      // A brace would make two subjects one Redis key (a hash tag's delimiter): refused everywhere.
+      for (const subject of ["acme}:alice", "{k}", "k{"]) {
+        await assert.rejects(limiter.check(subject, [api]), /must not contain \{ or \}/);
+        await assert.rejects(
+          limiter.check("k", [], { credits: { initial: 5, subject } }),
+          /must not contain \{ or \}/,
+        );
+      }
+      // A lone surrogate: the remote stores would count user-\uD800 and user-\uDC00 as user-\uFFFD.
+      for (const subject of ["user-\uD800", "user-\uDC00"]) {
+        await assert.rejects(limiter.check(subject, [api]), /lone surrogate/);
+        await assert.rejects(limiter.check("k", [api], { slot: subject }), /lone surrogate/);
+      }
       await assert.rejects(limiter.check("k", [{ ...api, limit: 0 }]), /"api": limit/);
       await assert.rejects(limiter.check("k", [api], { cost: -1 }), /cost/);
       await assert.rejects(limiter.check("k", [api], { cost: 1e15 + 1 }), /cost must be at most/);
@@ -672,6 +685,13 @@ describe("createRateLimiter", () => {
     assert.deepEqual(seen, [["tenant:t", "tenant:t", "tenant:t"], [undefined]]);
     await assert.rejects(limiter.check("key:a", [api], { slot: "" }), TypeError);
     await assert.rejects(limiter.check("key:a", [api], { slot: "a\nb" }), TypeError);
+    // A slot is a Redis hash tag: a brace in it would end the tag early.
+    await assert.rejects(limiter.check("alice}", [api], { slot: "acme" }), /\{ or \}/);
+    await assert.rejects(limiter.check("key:a", [api], { slot: "acme}" }), /\{ or \}/);
+    await assert.rejects(
+      limiter.check("key:a", [], { credits: { initial: 5, slot: "{t}" } }),
+      /\{ or \}/,
+    );
   });
 
   it("checkNow: with an in-process store, a check answered synchronously (throwing where check rejects); absent with a remote store", async () => {

@@ -24,6 +24,16 @@ describe("compileRateLimitPolicies", () => {
     ["a zero limit", [{ name: "api", limit: 0, windowMs: 1_000 }], /"api": limit/],
     ["a fractional window", [{ name: "api", limit: 1, windowMs: 1_000.5 }], /"api": windowMs/],
     [
+      "a window above 10^14 ms",
+      [{ name: "api", limit: 1, windowMs: 1e14 + 1 }],
+      /"api": windowMs must be at most 100000000000000/,
+    ],
+    [
+      "a window past PostgreSQL's timestamps (9e15 ms, a safe integer)",
+      [{ name: "api", limit: 1, windowMs: 9e15 }],
+      /"api": windowMs must be at most 100000000000000/,
+    ],
+    [
       "a sub-second window without subSecond (seconds meant as ms)",
       [{ name: "api", limit: 1, windowMs: 10 }],
       /"api": windowMs 10 is under 1000 ms \(seconds given as ms\?\); give subSecond: true to mean it/,
@@ -85,6 +95,11 @@ describe("compileRateLimitPolicies", () => {
     ]);
     assert.deepEqual(policy, { name: "tick", limit: 5, windowMs: 100, cost: 1, subSecond: true });
     assert.equal(compileRateLimitPolicies([{ ...policy }])[0].windowMs, 100);
+  });
+
+  it("accepts the longest window, 10^14 ms", () => {
+    const [policy] = compileRateLimitPolicies([{ name: "api", limit: 1, windowMs: 1e14 }]);
+    assert.equal(policy.windowMs, 1e14);
   });
 
   it("assertCost bounds a cost at 0-10^15 and names the field", () => {

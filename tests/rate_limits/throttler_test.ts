@@ -10,6 +10,31 @@ const quiet = { logger: () => {} };
 const over = (store: RateLimitStore) => createRateLimiter({ ...quiet, store });
 const down: RateLimitStore = { checkBatch: () => Promise.reject(new Error("down")) };
 
+/**
+ * The counter subject of each of `keys`, each hit twice through a throttler of limit 1 (allowed,
+ * then blocked: counted apart from the keys before it).
+ */
+async function subjectsOf(keys: readonly string[]): Promise<string[]> {
+  const inner = createMemoryRateLimitStore();
+  const subjects: string[] = [];
+  const store: RateLimitStore = {
+    checkBatch: (checks) => {
+      for (const check of checks) subjects.push(check.counters[0].subject);
+      return inner.checkBatch(checks);
+    },
+  };
+  const storage = createThrottlerStorage(over(store));
+  const hit = (key: string) => storage.increment(key, 60_000, 1, 0, "default");
+  for (const key of keys) {
+    const blocked = [(await hit(key)).isBlocked, (await hit(key)).isBlocked];
+    assert.deepEqual(blocked, [false, true], JSON.stringify(key));
+  }
+  return keys.map((key, i) => {
+    assert.equal(subjects[2 * i], subjects[2 * i + 1], JSON.stringify(key));
+    return subjects[2 * i];
+  });
+}
+
 describe("createThrottlerStorage", () => {
   it("follows throttler 6's increment contract: hits, expiry (a hit leaves 11 sub-buckets later), blocking", async () => {
     let now = 0;
@@ -112,6 +137,21 @@ describe("createThrottlerStorage", () => {
     assert.equal((await hit(`${common}-attacker`)).isBlocked, true);
     const victim = await hit(`${common}-victim`);
     assert.deepEqual([victim.totalHits, victim.isBlocked], [1, false]);
+  });
+
+  it("a key that cannot be a subject (a brace, a control character) counts under its SHA-256, each apart", async () => {
+    const keys = ["{route}:1.2.3.4", "{route}:1.2.3.5", "a}b", "a\nb", "a\tb"];
+    const subjects = await subjectsOf(keys);
+    assert.equal(new Set(subjects).size, keys.length);
+    for (const subject of subjects) assert.match(subject, /^#[0-9a-f]{64}$/);
+  });
+
+  it("a key with a lone surrogate counts under the SHA-256 of its JSON text, apart from the others and from U+FFFD", async () => {
+    const [high, low, replaced] = await subjectsOf(["a\uD800", "a\uDC00", "a\uFFFD"]);
+    assert.match(high, /^#j[0-9a-f]{64}$/);
+    assert.match(low, /^#j[0-9a-f]{64}$/);
+    assert.notEqual(high, low);
+    assert.equal(replaced, "a\uFFFD");
   });
 
   it("subSecond: a blockDuration under 1,000 ms as well as a ttl", async () => {

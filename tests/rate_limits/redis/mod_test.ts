@@ -8,6 +8,8 @@ import {
 } from "../../../rate_limits/redis/mod.ts";
 import { CHECK_SCRIPT, TIME_SCRIPT } from "../../../rate_limits/redis/_script.ts";
 import { isWellFormed } from "../../../rate_limits/_well_formed.ts";
+import { assertName, assertSubject } from "../../../rate_limits/_checks.ts";
+import type { RateLimitCounter } from "../../../rate_limits/store.ts";
 
 const counters = [
   { kind: "window" as const, subject: "s", name: "a", limit: 5, windowMs: 1_000, cost: 1 },
@@ -209,6 +211,78 @@ describe("createRedisRateLimitStore", () => {
       );
       // Compared by identity alone: anything that reads the proxy (a thenable check) throws.
       assert.ok(rejected.error === proxy, failing);
+    }
+  });
+
+  it("keys no two counters alike: every (slot, subject, name, window) the limiter accepts has a key of its own", async () => {
+    /** Whether `check` accepts `value` (a subject or slot, a name). */
+    const valid = (check: () => unknown) => {
+      try {
+        check();
+        return true;
+      } catch {
+        return false;
+      }
+    };
+    // Every string of 1-3 of these pieces: the key's own separators and hash-tag delimiters.
+    const pieces = ["a", ":", "{", "}"];
+    let texts = [""];
+    const strings: string[] = [];
+    for (let length = 1; length <= 3; length++) {
+      texts = texts.flatMap((t) => pieces.map((p) => t + p));
+      strings.push(...texts);
+    }
+    // And the reviewer's pair: tenant "acme" user "alice}", and subject "acme}:alice" alone.
+    strings.push("acme}:alice", "alice}", "acme", "acme:alice");
+    const subjects = strings.filter((s) => valid(() => assertSubject(s)));
+    const slots = [undefined, ...subjects];
+    const names = ["a", "c", "w", "a.b"].filter((n) => valid(() => assertName(n, "name")));
+    const counters: RateLimitCounter[] = [];
+    const identities: string[] = [];
+    for (const slot of slots) {
+      for (const subject of subjects) {
+        for (const name of names) {
+          const at = slot === undefined ? {} : { slot };
+          counters.push({
+            kind: "window",
+            subject,
+            ...at,
+            name,
+            limit: 1,
+            windowMs: 1_000,
+            cost: 1,
+          });
+          // A window counter's slot defaults to its subject: one counter either way.
+          identities.push(JSON.stringify(["w", slot ?? subject, subject, name, 1_000]));
+          counters.push({ kind: "credit", subject, ...at, name, cost: 1, initial: 1 });
+          identities.push(JSON.stringify(["c", slot ?? null, subject, name]));
+        }
+      }
+    }
+    const keys: string[] = [];
+    const client: RedisScriptClient = {
+      evalSha: () => Promise.reject(new Error("NOSCRIPT No matching script.")),
+      eval: (script, call) => {
+        if (script === TIME_SCRIPT) return Promise.resolve(Date.now());
+        keys.push(...call.keys);
+        return Promise.reject(new Error("keys read"));
+      },
+    };
+    const store = createRedisRateLimitStore({ client, prefix: "t:" });
+    const deadline = Date.now() + 60_000;
+    await assert.rejects(
+      store.checkBatch(counters.map((c) => ({ counters: [c], deadline }))),
+      /keys read/,
+    );
+    assert.equal(keys.length, counters.length);
+    const owner = new Map<string, string>();
+    for (let i = 0; i < keys.length; i++) {
+      const other = owner.get(keys[i]);
+      assert.ok(
+        other === undefined || other === identities[i],
+        `${keys[i]}: ${other} and ${identities[i]}`,
+      );
+      owner.set(keys[i], identities[i]);
     }
   });
 
