@@ -66,6 +66,19 @@ function recorder(
 
 const rowsOf = (writes: ApiKeyUsageRow[][]) => writes.flat();
 
+/** A recorder at `T0` flushing every 100 ms over a fake capability, and its writes. */
+function fastRecorder() {
+  const { access, writes } = fakeAccess();
+  const usage = new UsageRecorder({
+    access,
+    clock: () => new Date(T0),
+    flushIntervalMs: 100,
+    maxPendingKeys: 10,
+    emitMetric: undefined,
+  });
+  return { usage, writes };
+}
+
 /** A wall clock at `T0` that, once `state.stepping`, steps an hour at each read (`state.reads`: the times read). */
 function steppingClock() {
   const state = { now: T0, stepping: false, reads: [] as number[] };
@@ -335,14 +348,7 @@ describe("UsageRecorder", () => {
   });
 
   it("the timer flushes every flushIntervalMs once something is counted, and is idle otherwise", async () => {
-    const { access, writes } = fakeAccess();
-    const usage = new UsageRecorder({
-      access,
-      clock: () => new Date(T0),
-      flushIntervalMs: 100,
-      maxPendingKeys: 10,
-      emitMetric: undefined,
-    });
+    const { usage, writes } = fastRecorder();
     usage.accepted("k", "t", 1, T0);
     await new Promise((resolve) => setTimeout(resolve, 250));
     assert.equal(writes.length, 1, "flushed by the timer");
@@ -352,14 +358,7 @@ describe("UsageRecorder", () => {
   });
 
   it("counts after close() (requests still draining) are written by the timer, armed unref'd; another close() writes the rest", async () => {
-    const { access, writes } = fakeAccess();
-    const usage = new UsageRecorder({
-      access,
-      clock: () => new Date(T0),
-      flushIntervalMs: 100,
-      maxPendingKeys: 10,
-      emitMetric: undefined,
-    });
+    const { usage, writes } = fastRecorder();
     usage.accepted("k", "t", 1, T0);
     await usage.close();
     usage.accepted("k", "t", 1, T0 + 1);
@@ -1021,12 +1020,14 @@ describe("UsageRecorder's refusal aggregates (audit.refusedVerifications)", () =
 
   it("one record per key, hour and instance: an hour is reported only once no count of it can still arrive (storageTimeoutMs plus the limiter's longest timeoutMs after it), so a count timestamped before a slow limiter check joins its hour's record", async () => {
     const memory = createMemoryRateLimitStore();
-    let gate: Promise<void> | undefined;
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => release = resolve);
+    let holding = false;
     // A store answering asynchronously (as Redis or PostgreSQL do), held on demand.
     const slow = {
       name: "slow",
       checkBatch: async (checks: Parameters<typeof memory.checkBatch>[0]) => {
-        if (gate !== undefined) await gate;
+        if (holding) await gate;
         return memory.checkBatch(checks);
       },
     };
@@ -1043,6 +1044,7 @@ describe("UsageRecorder's refusal aggregates (audit.refusedVerifications)", () =
       name: "k",
       scopes: READ_ORDERS,
       rateLimits: [{ name: "api", limit: 1, windowMs: HOUR }],
+      expiresAt: new Date("2031-01-01T00:00:00Z"), // its expiry check reads the request's time
     });
     const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
     const records = async () =>
@@ -1052,8 +1054,7 @@ describe("UsageRecorder's refusal aggregates (audit.refusedVerifications)", () =
     await assert.rejects(service.authorize(key, { requiredScope: write }), {
       code: "api_key_scope_insufficient",
     });
-    let release!: () => void;
-    gate = new Promise((resolve) => release = resolve);
+    holding = true;
     const late = service.authorize(key).catch((error) => error.code); // at 10:59:59, held
     clock.now = Date.parse("2030-01-01T11:00:00.100Z");
     await pause(300); // flushes: hour 10 is over, but a count of it may still come
@@ -1067,7 +1068,7 @@ describe("UsageRecorder's refusal aggregates (audit.refusedVerifications)", () =
     await service.close();
     const written = await records();
     assert.equal(written.length, 1, "one record for the key's hour 10");
-    assert.deepEqual(written[0].changes.refused, {
+    assert.deepEqual(written[0].changes.refused.after, {
       api_key_scope_insufficient: 1,
       api_key_rate_limited: 1,
     });
