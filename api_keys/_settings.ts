@@ -325,9 +325,11 @@ export function compileSettings(options: unknown): Settings {
       throw new TypeError(`${PREFIX}${name} must be a boolean`);
     }
   }
+  const storageTimeoutMs = (o.storageTimeoutMs as number | undefined) ??
+    DEFAULT_STORAGE_TIMEOUT_MS;
   const storage = new StorageAccess(
     o.storage,
-    (o.storageTimeoutMs as number | undefined) ?? DEFAULT_STORAGE_TIMEOUT_MS,
+    storageTimeoutMs,
     `${PREFIX}storage`,
     o.upgradeHashesOnUse === false ? ["replaceHash"] : [],
   );
@@ -399,6 +401,7 @@ export function compileSettings(options: unknown): Settings {
       `${PREFIX}usage`,
       taps,
       audit?.recordsRefusals ? (...args) => audit.refusals(...args) : undefined,
+      storageTimeoutMs,
     );
     parts.audit = audit;
   };

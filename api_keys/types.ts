@@ -128,8 +128,8 @@ export interface AuthorizeOptions {
    * The framework request, passed to the `rateLimitResolver`. An object is charged once per
    * service: a later authorization of it with the same key and the same `cost` and `rateLimits`
    * answers the first's context (its limits' answers) once its own IP allowlist, environment and
-   * scope pass, spending and recording nothing again. One asking another charge is charged on its
-   * own.
+   * scope pass, spending and recording nothing again; its refusal replaces the first's accepted
+   * usage count (one outcome per request). One asking another charge is charged on its own.
    */
   request?: unknown;
 }

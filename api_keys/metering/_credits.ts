@@ -19,6 +19,7 @@ import {
   type SubjectOwner,
 } from "./_limits.ts";
 import { warnPerOutage } from "../_sinks.ts";
+import { unref } from "../_unref.ts";
 import { checkPersistInterval } from "../_options.ts";
 import type { StorageAccess } from "../storage/_access.ts";
 import { newestPoolRecord, withPool } from "../storage/_answers.ts";
@@ -900,14 +901,5 @@ export class CreditBook {
     if (written === record.credits) return;
     await setCredits(record.id, written);
     this.#rewritten(record.prefix);
-  }
-}
-
-/** Lets the process exit while `timer` is pending (Node's `unref`, Deno's `unrefTimer`). */
-function unref(timer: ReturnType<typeof setTimeout>): void {
-  if (typeof timer === "number") {
-    (globalThis as { Deno?: { unrefTimer(id: number): void } }).Deno?.unrefTimer(timer);
-  } else {
-    (timer as { unref?: () => void }).unref?.();
   }
 }

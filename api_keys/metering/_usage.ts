@@ -14,6 +14,7 @@ import type { ApiKeyTaps } from "../../telemetry/_taps.ts";
 import type { UsageAccess } from "../storage/_access.ts";
 import { fail, requireNonEmptyString } from "../_input.ts";
 import { createDispatcher, type Dispatch, warnOnce } from "../_sinks.ts";
+import { unref } from "../_unref.ts";
 import { usageOptions } from "../_options.ts";
 import { checkUsageWindow } from "./_usage_window.ts";
 import { addCounts, plus, zeroCounts } from "./_usage_counts.ts";
@@ -28,6 +29,8 @@ import {
 
 const HOUR_MS = 3_600_000;
 const DAY_MS = 86_400_000;
+/** The limiter's longest `timeoutMs` (`createRateLimiter` refuses more). */
+const LIMITER_TIMEOUT_MAX_MS = 60_000;
 /** Rows per `recordUsage` call (one statement in the Prisma adapter). */
 export const USAGE_ROWS_PER_WRITE = 1_000;
 
@@ -100,6 +103,11 @@ export interface UsageRecorderSettings {
    * the verify path).
    */
   onRefusals?: RefusalSink;
+  /**
+   * How long after its time a count can still reach the recorder (default 0): an hour's
+   * refusals are handed over once the clock is this far past its end (see `compileUsage`).
+   */
+  lateMs?: number;
 }
 
 /** Receives one key's refusals of one UTC hour, by code (zeros left out). */
@@ -137,6 +145,7 @@ export class UsageRecorder {
   readonly #scratch = new Pending("", "", 0);
   #timer: ReturnType<typeof setTimeout> | undefined;
   #flushing: Promise<unknown> | undefined;
+  /** Whether `close()` was called: later counts are still flushed, by a timer that holds no process open. */
   #closed = false;
   readonly #failed = warnOnce("usage flush (its counts are kept for the next one)");
   readonly #dropped = warnOnce("usage recorder (rows dropped past maxPendingKeys)");
@@ -179,15 +188,38 @@ export class UsageRecorder {
   }
 
   /**
+   * Takes back an accepted request of `cost` counted at `nowMs` that a later check of the same
+   * request refused with `code`, so that the request counts one outcome: while the key's row of
+   * that hour waits for a flush, the accepted count and its cost leave it (its `lastUsedAt` too
+   * when no accepted request is left) and the refusal is counted in it. A row a write took is
+   * never changed (a retried write is sent as it was): then nothing is counted, the request stays
+   * counted once, accepted.
+   */
+  refusedInstead(keyId: string, code: ApiKeyUsageRefusalCode, cost: number, nowMs: number): void {
+    const bucketMs = nowMs - (nowMs % HOUR_MS);
+    // The newest waiting row of the key and hour holding the count: rows of a (key, hour) add up.
+    for (let i = this.#past.length; i >= 0; i--) {
+      const entry = (i === this.#past.length ? this.#current : this.#past[i]).get(keyId);
+      if (entry?.bucketMs !== bucketMs || entry.accepted === 0 || entry.cost < cost) continue;
+      entry.accepted--;
+      entry.cost -= cost;
+      if (entry.accepted === 0) entry.lastUsed = NEVER_USED;
+      entry.refused[REFUSAL_INDEX[code]]++;
+      return;
+    }
+  }
+
+  /**
    * Retries the failed writes as they were, then writes every held row,
    * 1,000 per storage call, in (key, hour) order; resolves the error of a
    * failed write (it and the later ones are kept, each with its rows and
    * batch id), else `undefined`. One flush at a time: a call during a flush
-   * waits for it, then flushes.
+   * waits for it, then flushes. `all`: hand over every gathered hour's
+   * refusals (`close()`), not only the finished ones.
    */
-  async flush(): Promise<unknown> {
+  async flush(all = false): Promise<unknown> {
     while (this.#flushing !== undefined) await this.#flushing;
-    const flushing = this.#flushOnce();
+    const flushing = this.#flushOnce(all);
     this.#flushing = flushing;
     try {
       return await flushing;
@@ -198,14 +230,14 @@ export class UsageRecorder {
   }
 
   /**
-   * Stops the timer and flushes; rejects with the storage's error when a
-   * write fails (the rows stay held for another `close()`).
+   * Flushes everything held, every gathered hour's refusals included; rejects with the storage's
+   * error when a write fails (the rows stay held for another `close()`). Counts after it (requests
+   * still in flight, a server draining) are flushed by the timer as before, armed so that it never
+   * holds the process open: call `close()` again once they are done to write the last ones.
    */
   async close(): Promise<void> {
     this.#closed = true;
-    clearTimeout(this.#timer);
-    this.#timer = undefined;
-    const error = await this.flush();
+    const error = await this.flush(true);
     if (error !== undefined) throw error;
   }
 
@@ -276,16 +308,19 @@ export class UsageRecorder {
   }
 
   #arm(): void {
-    if (this.#timer !== undefined || this.#closed) return;
+    if (this.#timer !== undefined) return;
     this.#timer = setTimeout(() => {
       this.#timer = undefined;
       void this.flush();
     }, this.#s.flushIntervalMs);
+    if (this.#closed) unref(this.#timer);
   }
 
-  async #flushOnce(): Promise<unknown> {
+  async #flushOnce(all: boolean): Promise<unknown> {
     clearTimeout(this.#timer);
     this.#timer = undefined;
+    // When the rows are taken: every count they miss is later than this (`#reportRefusals`).
+    const takenMs = this.#s.onRefusals === undefined ? 0 : this.#s.clock().getTime();
     // One row per (key, hour): a key's rows of an hour the clock came back to are merged.
     const merged = new Map<string, Pending>();
     for (const rows of [...this.#past, this.#current]) {
@@ -333,7 +368,7 @@ export class UsageRecorder {
       if (this.#s.onRefusals !== undefined) this.#gatherRefusals(batch.rows);
     }
     this.#writing = false;
-    if (this.#s.onRefusals !== undefined) this.#reportRefusals(this.#s.onRefusals);
+    if (this.#s.onRefusals !== undefined) this.#reportRefusals(this.#s.onRefusals, takenMs, all);
     return undefined;
   }
 
@@ -349,12 +384,15 @@ export class UsageRecorder {
     }
   }
 
-  /** Hands over each gathered hour that is past (all of them once closed). */
-  #reportRefusals(sink: RefusalSink): void {
-    const now = this.#s.clock().getTime();
-    const hour = now - (now % HOUR_MS);
+  /**
+   * Hands over each gathered hour (every one when `all`) that no count can still join: one that
+   * ended `lateMs` before `takenMs`, the time the flush took its rows (a count of it reaches the
+   * recorder by then, so it was in them), so one record per key, hour and instance.
+   */
+  #reportRefusals(sink: RefusalSink, takenMs: number, all: boolean): void {
+    const ended = takenMs - (this.#s.lateMs ?? 0) - HOUR_MS;
     for (const [id, gathered] of this.#refusals) {
-      if (gathered.bucketMs >= hour && !this.#closed) continue;
+      if (gathered.bucketMs > ended && !all) continue;
       this.#refusals.delete(id);
       const refused: Partial<Record<ApiKeyUsageRefusalCode, number>> = {};
       API_KEY_USAGE_REFUSALS.forEach((code, i) => {
@@ -374,6 +412,10 @@ export class UsageRecorder {
  * The recorder of the service option `usage` (`undefined` when it is
  * omitted or `false`). Throws a `TypeError` naming the option when it is
  * malformed or the storage lacks the usage capability (`usageOptions`).
+ * A count is at its request's time, taken before the request's awaits: its
+ * storage lookup (at most `storageTimeoutMs`) and its limiter check (at most
+ * the limiter's `timeoutMs`, 60 s at most), so it reaches the recorder at most
+ * their sum later (`lateMs`; a `rateLimitResolver` slower than that is not bounded).
  */
 export function compileUsage(
   option: unknown,
@@ -382,6 +424,7 @@ export function compileUsage(
   label: string,
   taps: ApiKeyTaps = {},
   onRefusals?: RefusalSink,
+  storageTimeoutMs = 0,
 ): UsageRecorder | undefined {
   const checked = usageOptions(option, access !== undefined, label, onRefusals !== undefined);
   if (checked === undefined || access === undefined) return undefined;
@@ -393,6 +436,7 @@ export function compileUsage(
     emitMetric: createDispatcher(checked.onMetric, checked.onMetricError, "usage.onMetric"),
     taps,
     onRefusals,
+    lateMs: storageTimeoutMs + LIMITER_TIMEOUT_MAX_MS,
   });
 }
 

@@ -160,10 +160,12 @@ function assertOptions(options: AuthorizeOptions): void {
  * `rateLimits`) and the context it answered.
  */
 interface ChargedRequest {
-  rawKey: string;
-  cost: number | undefined;
-  rateLimits: AuthorizeOptions["rateLimits"];
-  context: ApiKeyContext;
+  readonly rawKey: string;
+  readonly cost: number | undefined;
+  readonly rateLimits: AuthorizeOptions["rateLimits"];
+  readonly context: ApiKeyContext;
+  /** The time its accepted usage count is at (with `usage`), until a later check refuses it. */
+  countedAt: number | undefined;
 }
 
 /**
@@ -314,9 +316,11 @@ export class VerifyFlow {
     if (charged !== undefined) {
       const earlier = this.#charged.get(charged);
       if (earlier?.rawKey === rawKey && sameCharge(earlier, options)) {
-        return this.#recheck(earlier.context, options, start);
+        return this.#recheck(earlier, options, start);
       }
     }
+    // The raw key of a request to record as charged once authorized (`#authorized`).
+    const chargedKey = charged === undefined ? undefined : rawKey;
     const verifyStart = timed ? start : s.monotonic();
     let answer: ApiKeyContext | CacheMiss;
     try {
@@ -324,43 +328,29 @@ export class VerifyFlow {
     } catch (error) {
       throw this.#credentialRejected(error, start);
     }
-    let authorized: ApiKeyContext | Promise<ApiKeyContext>;
     if (answer instanceof CacheMiss) {
-      authorized = this.#authorizeStored(answer, options, start, verifyStart);
-    } else {
-      // Set by the hit just answered (no call in between): the request's wall-clock time, if read.
-      const read = this.#hitWallMs;
-      this.#hitWallMs = undefined;
-      authorized = this.#checked(answer, options, start, verifyStart, read);
+      return this.#authorizeStored(answer, options, start, verifyStart, chargedKey);
     }
-    return charged === undefined ? authorized : this.#charge(charged, rawKey, options, authorized);
-  }
-
-  /** Records that `request` was charged by `rawKey`'s authorization with `options`, once it is `authorized`. */
-  #charge(
-    request: object,
-    rawKey: string,
-    options: AuthorizeOptions,
-    authorized: ApiKeyContext | Promise<ApiKeyContext>,
-  ): ApiKeyContext | Promise<ApiKeyContext> {
-    if (authorized instanceof Promise) {
-      return authorized.then((context) => this.#charge(request, rawKey, options, context));
-    }
-    const { cost, rateLimits } = options;
-    this.#charged.set(request, { rawKey, cost, rateLimits, context: authorized });
-    return authorized;
+    // Set by the hit just answered (no call in between): the request's wall-clock time, if read.
+    const read = this.#hitWallMs;
+    this.#hitWallMs = undefined;
+    return this.#checked(answer, options, start, verifyStart, read, chargedKey);
   }
 
   /**
-   * A later authorization of a request this flow charged with the same key and the same charge
-   * (`sameCharge`): `context`, the first's (its limits' answers, its charge), if it passes this
-   * one's IP allowlist, environment and scope; nothing spent or recorded again. A refusal is
-   * reported as usual. One asking another charge is charged on its own (never less than asked).
+   * A later authorization of a request this flow charged (`earlier`) with the same key and the
+   * same charge (`sameCharge`): the first's context (its limits' answers, its charge), if it
+   * passes this one's IP allowlist, environment and scope; nothing spent or recorded again. A
+   * refusal is reported as usual, at the request's time, and is its one usage outcome: it takes
+   * back the accepted count (`UsageRecorder.refusedInstead`); a further refusal counts nothing.
+   * One asking another charge is charged on its own (never less than asked).
    */
-  #recheck(context: ApiKeyContext, options: AuthorizeOptions, start: number): ApiKeyContext {
-    const code = authorizationFailure(context, options);
-    if (code !== undefined) throw this.#refuse(context, code, start, undefined);
-    return context;
+  #recheck(earlier: ChargedRequest, options: AuthorizeOptions, start: number): ApiKeyContext {
+    const code = authorizationFailure(earlier.context, options);
+    if (code === undefined) return earlier.context;
+    const error = this.#refuse(earlier.context, code, start, earlier.countedAt, earlier);
+    earlier.countedAt = undefined;
+    throw error;
   }
 
   /** `#authorize` of a key the cache does not answer: its storage path, then the request's checks. */
@@ -369,6 +359,7 @@ export class VerifyFlow {
     options: AuthorizeOptions,
     start: number,
     verifyStart: number,
+    chargedKey: string | undefined,
   ): Promise<ApiKeyContext> {
     let context: ApiKeyContext;
     try {
@@ -376,7 +367,7 @@ export class VerifyFlow {
     } catch (error) {
       throw this.#credentialRejected(error, start);
     }
-    return this.#checked(context, options, start, verifyStart, miss.wallMs);
+    return this.#checked(context, options, start, verifyStart, miss.wallMs, chargedKey);
   }
 
   /**
@@ -398,7 +389,7 @@ export class VerifyFlow {
    * `verifiedAt` is the monotonic time its verification began; `read` the
    * wall-clock time it read, if it did (one read per request). With the default
    * clocks, that time, else its monotonic start's, is handed to the limiter too
-   * (`settings.wallAt`).
+   * (`settings.wallAt`). `chargedKey`: see `#authorized`.
    */
   #checked(
     context: ApiKeyContext,
@@ -406,6 +397,7 @@ export class VerifyFlow {
     start: number,
     verifiedAt: number,
     read: number | undefined,
+    chargedKey: string | undefined,
   ): ApiKeyContext | Promise<ApiKeyContext> {
     const nowMs = this.#s.wallAt?.(verifiedAt, read);
     const wallMs = nowMs ?? read;
@@ -423,7 +415,7 @@ export class VerifyFlow {
           wallMs,
         );
       }
-      return this.#authorized(context, context, options, start, verifiedAt, wallMs);
+      return this.#authorized(context, context, options, start, verifiedAt, wallMs, chargedKey);
     }
     let applied: ApiKeyContext | Promise<ApiKeyContext>;
     try {
@@ -432,24 +424,26 @@ export class VerifyFlow {
       throw this.#limitFailed(context, error, start, wallMs);
     }
     if (!(applied instanceof Promise)) {
-      return this.#authorized(context, applied, options, start, verifiedAt, wallMs);
+      return this.#authorized(context, applied, options, start, verifiedAt, wallMs, chargedKey);
     }
-    return this.#checkedLater(applied, context, options, start, verifiedAt, wallMs);
+    return this.#checkedLater(applied, context, options, start, verifiedAt, wallMs, chargedKey);
   }
 
   /**
    * Reports the refusal `code` of a verified `context`'s request-level checks begun at `start`
-   * (at `wallMs`, the request's time if it has one); returns the error to throw.
+   * (at `wallMs`, the request's time if it has one; `charged`: see `#refused`); returns the
+   * error to throw.
    */
   #refuse(
     context: ApiKeyContext,
     code: ApiKeyErrorCode,
     start: number,
     wallMs: number | undefined,
+    charged?: ChargedRequest,
   ): ApiKeyError {
     const at = this.#refusalAt(wallMs, true);
     this.#authFailed(context.prefix, code, knownOf(context), at);
-    this.#refused(context, code, start, at);
+    this.#refused(context, code, start, at, charged);
     return apiKeyError(code);
   }
 
@@ -464,9 +458,11 @@ export class VerifyFlow {
     start: number,
     verifiedAt: number,
     wallMs: number | undefined,
+    chargedKey: string | undefined,
   ): Promise<ApiKeyContext> {
     return applied.then(
-      (limited) => this.#authorized(context, limited, options, start, verifiedAt, wallMs),
+      (limited) =>
+        this.#authorized(context, limited, options, start, verifiedAt, wallMs, chargedKey),
       (error) => {
         throw this.#limitFailed(context, error, start, wallMs);
       },
@@ -494,7 +490,8 @@ export class VerifyFlow {
    * limits' answers): credit taps and events, a rotation's first use, usage or
    * `lastUsedAt` (debounced from `verifiedAt`), the metric and `api_key.used`,
    * all at the request's one time: `wallMs` (see `#checked`), else one clock
-   * read when one of them takes the time; returns `limited`.
+   * read when one of them takes the time; returns `limited`. With `chargedKey`, the raw key
+   * presented, records `options.request` as charged (`#recheck`).
    */
   #authorized(
     context: ApiKeyContext,
@@ -503,6 +500,7 @@ export class VerifyFlow {
     start: number,
     verifiedAt: number,
     wallMs: number | undefined,
+    chargedKey: string | undefined,
   ): ApiKeyContext {
     const s = this.#s;
     const cost = options.cost ?? 1;
@@ -523,6 +521,15 @@ export class VerifyFlow {
     if (first) this.#firstUse.seen(context.keyId, at!);
     if (s.usage !== undefined) s.usage.accepted(context.keyId, context.tenantId, cost, at!);
     else this.#touchLastUsed(context.keyId, verifiedAt, at);
+    if (chargedKey !== undefined) {
+      this.#charged.set(options.request as object, {
+        rawKey: chargedKey,
+        cost: options.cost,
+        rateLimits: options.rateLimits,
+        context: limited,
+        countedAt: s.usage === undefined ? undefined : at,
+      });
+    }
     this.#authorizationMetric(start, "success", context.environment, context.tenantId);
     if (s.emitUsageEvents) this.#used(limited, at!);
     return limited;
@@ -531,17 +538,24 @@ export class VerifyFlow {
   /**
    * Counts a refusal of a proven key's authorization begun at `start` (usage,
    * `api_key.authorization`, `api_key.authorization_denied`) at `at`, the
-   * request's one time (`#refusalAt`).
+   * request's one time (`#refusalAt`). Of a request already `charged`, the refusal replaces its
+   * accepted usage count, if it still has one (`#recheck`): one usage outcome per request.
    */
   #refused(
     context: ApiKeyContext,
     code: ApiKeyErrorCode,
     start: number,
     at: number | undefined,
+    charged?: ChargedRequest,
   ): void {
     const outcome = AUTHORIZATION_OUTCOMES[code];
-    if (outcome !== undefined) {
-      this.#s.usage?.refused(context.keyId, context.tenantId, code as ApiKeyUsageRefusalCode, at!);
+    const usage = this.#s.usage;
+    if (outcome !== undefined && usage !== undefined) {
+      const refusal = code as ApiKeyUsageRefusalCode;
+      if (charged === undefined) usage.refused(context.keyId, context.tenantId, refusal, at!);
+      else if (charged.countedAt !== undefined) {
+        usage.refusedInstead(context.keyId, refusal, charged.cost ?? 1, charged.countedAt);
+      }
     }
     this.#denied(code, outcome ?? "error", start, at, context.environment, context.tenantId);
   }

@@ -373,6 +373,32 @@ describe("protect", () => {
     assert.equal(left.rateLimitResults?.[0].remaining, 5);
   });
 
+  it("nested: a request the route refuses (403) counts one usage outcome, the refusal, not also the app-wide run's accepted count and cost", async () => {
+    const { service, clocks } = makeService({ usage: { flushIntervalMs: 3_600_000 } });
+    const { id, key } = await service.create({
+      tenantId: "t1",
+      name: "reader",
+      scopes: [{ resource: "orders", level: "read" }],
+    });
+    const authorize = createApiKeyAuthorizer(service);
+    const writes = authorize.require({ requiredScope: { resource: "orders", level: "write" } })
+      .protect(() => new Response("written"));
+    const app = authorize.protect((request) => writes(request));
+    const refused = await app(get({ "x-api-key": key }), info());
+    assert.equal(refused.status, 403);
+    await service.close();
+    const [hour] = await service.usage("t1", {
+      keyId: id,
+      from: new Date(clocks.now),
+      to: new Date(clocks.now + 3_600_000),
+      granularity: "hour",
+    });
+    assert.deepEqual(
+      [hour.accepted, hour.cost, hour.refused.api_key_scope_insufficient],
+      [0, 0, 1],
+    );
+  });
+
   it("rethrows what is not an API-key or storage failure", async () => {
     const service = {
       authorizeRequest: () => Promise.reject(new RangeError("a bug")),

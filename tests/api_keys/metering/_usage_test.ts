@@ -66,6 +66,19 @@ function recorder(
 
 const rowsOf = (writes: ApiKeyUsageRow[][]) => writes.flat();
 
+/** A recorder at `T0` flushing every 100 ms over a fake capability, and its writes. */
+function fastRecorder() {
+  const { access, writes } = fakeAccess();
+  const usage = new UsageRecorder({
+    access,
+    clock: () => new Date(T0),
+    flushIntervalMs: 100,
+    maxPendingKeys: 10,
+    emitMetric: undefined,
+  });
+  return { usage, writes };
+}
+
 /** A wall clock at `T0` that, once `state.stepping`, steps an hour at each read (`state.reads`: the times read). */
 function steppingClock() {
   const state = { now: T0, stepping: false, reads: [] as number[] };
@@ -335,20 +348,30 @@ describe("UsageRecorder", () => {
   });
 
   it("the timer flushes every flushIntervalMs once something is counted, and is idle otherwise", async () => {
-    const { access, writes } = fakeAccess();
-    const usage = new UsageRecorder({
-      access,
-      clock: () => new Date(T0),
-      flushIntervalMs: 100,
-      maxPendingKeys: 10,
-      emitMetric: undefined,
-    });
+    const { usage, writes } = fastRecorder();
     usage.accepted("k", "t", 1, T0);
     await new Promise((resolve) => setTimeout(resolve, 250));
     assert.equal(writes.length, 1, "flushed by the timer");
     await new Promise((resolve) => setTimeout(resolve, 150));
     assert.equal(writes.length, 1, "no empty flush");
     await usage.close();
+  });
+
+  it("counts after close() (requests still draining) are written by the timer, armed unref'd; another close() writes the rest", async () => {
+    const { usage, writes } = fastRecorder();
+    usage.accepted("k", "t", 1, T0);
+    await usage.close();
+    usage.accepted("k", "t", 1, T0 + 1);
+    usage.refused("k", "t", "api_key_revoked", T0 + 2);
+    await new Promise((resolve) => setTimeout(resolve, 250));
+    assert.equal(usage.pendingRows, 0, "written by the timer");
+    assert.deepEqual(rowsOf(writes).map((row) => [row.accepted, row.refused.api_key_revoked]), [
+      [1, 0],
+      [1, 1],
+    ]);
+    usage.accepted("k", "t", 1, T0 + 3);
+    await usage.close();
+    assert.equal(rowsOf(writes).length, 3);
   });
 });
 
@@ -912,6 +935,30 @@ describe("ApiKeysService with the usage option", () => {
     await service.close();
   });
 
+  it("a later check refusing a charged request whose accepted count is already written counts nothing more: the request stays counted once, accepted", async () => {
+    const { service, clocks } = makeService({ usage: { flushIntervalMs: HOUR } });
+    const { id, key } = await service.create({ tenantId: "t1", name: "k", scopes: READ_ORDERS });
+    const request = {};
+    await service.authorize(key, { request, cost: 2 });
+    await service.close(); // the accepted count is written
+    const write = { resource: "orders", level: "write" } as const;
+    await assert.rejects(service.authorize(key, { request, cost: 2, requiredScope: write }), {
+      code: "api_key_scope_insufficient",
+    });
+    await service.close();
+    const [hour] = await service.usage("t1", {
+      keyId: id,
+      from: new Date(clocks.now),
+      to: new Date(clocks.now + HOUR),
+      granularity: "hour",
+    });
+    assert.deepEqual([hour.accepted, hour.cost, hour.refused.api_key_scope_insufficient], [
+      1,
+      2,
+      0,
+    ]);
+  });
+
   it("close() resolves at once without the option; the option needs the capability", async () => {
     const { service } = makeService();
     await service.close();
@@ -969,6 +1016,62 @@ describe("UsageRecorder's refusal aggregates (audit.refusedVerifications)", () =
       { api_key_expired: 1 },
     ]);
     assert.equal(seen.length, 2);
+  });
+
+  it("one record per key, hour and instance: an hour is reported only once no count of it can still arrive (storageTimeoutMs plus the limiter's longest timeoutMs after it), so a count timestamped before a slow limiter check joins its hour's record", async () => {
+    const memory = createMemoryRateLimitStore();
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => release = resolve);
+    let holding = false;
+    // A store answering asynchronously (as Redis or PostgreSQL do), held on demand.
+    const slow = {
+      name: "slow",
+      checkBatch: async (checks: Parameters<typeof memory.checkBatch>[0]) => {
+        if (holding) await gate;
+        return memory.checkBatch(checks);
+      },
+    };
+    const clock = { now: Date.parse("2030-01-01T10:59:59.000Z") };
+    const { service } = makeService({
+      clock: () => new Date(clock.now),
+      limiter: createRateLimiter({ store: slow as never, logger: () => {} }),
+      storageTimeoutMs: 1_000,
+      usage: { flushIntervalMs: 100 },
+      audit: { checkpointKey: "k".repeat(40), refusedVerifications: true },
+    });
+    const { key } = await service.create({
+      tenantId: "t1",
+      name: "k",
+      scopes: READ_ORDERS,
+      rateLimits: [{ name: "api", limit: 1, windowMs: HOUR }],
+      expiresAt: new Date("2031-01-01T00:00:00Z"), // its expiry check reads the request's time
+    });
+    const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+    const records = async () =>
+      (await service.auditLog("t1", { action: "key.verifications_refused" as never })).records;
+    await service.authorize(key); // accepted at 10:59:59: the limit of 1 is spent
+    const write = { resource: "orders", level: "write" } as const;
+    await assert.rejects(service.authorize(key, { requiredScope: write }), {
+      code: "api_key_scope_insufficient",
+    });
+    holding = true;
+    const late = service.authorize(key).catch((error) => error.code); // at 10:59:59, held
+    clock.now = Date.parse("2030-01-01T11:00:00.100Z");
+    await pause(300); // flushes: hour 10 is over, but a count of it may still come
+    release();
+    assert.equal(await late, "api_key_rate_limited");
+    clock.now = Date.parse("2030-01-01T11:01:00.900Z"); // 11:00 + 1 s + 60 s not reached
+    await pause(300);
+    assert.equal((await records()).length, 0, "not reported within the grace");
+    clock.now = Date.parse("2030-01-01T11:01:01.100Z");
+    await pause(300);
+    await service.close();
+    const written = await records();
+    assert.equal(written.length, 1, "one record for the key's hour 10");
+    assert.deepEqual(written[0].changes.refused.after, {
+      api_key_scope_insufficient: 1,
+      api_key_rate_limited: 1,
+    });
   });
 
   it("is opt-in: the verify path's counting is the same code either way, and the option needs usage", () => {

@@ -1353,6 +1353,41 @@ describe("VerifyFlow: one charge per request and service", () => {
     assert.equal((await twin.authorize(other, { request })).creditResult?.remaining, 8);
   });
 
+  it("a later check refusing a charged request counts one usage outcome: its refusal replaces the accepted count and its cost, a further refusal counts nothing (Fetch's nested protect, Nest's second guard run)", async () => {
+    const { service, clocks } = makeService({ usage: { flushIntervalMs: 3_600_000 } });
+    const { id, key } = await service.create({
+      tenantId: "t1",
+      name: "k",
+      environment: "test",
+      scopes: READ_ORDERS,
+    });
+    const request = {};
+    await service.authorize(key, { request, cost: 2 });
+    const write = { resource: "orders", level: "write" } as const;
+    const refused = await rejection(
+      service.authorize(key, { request, cost: 2, requiredScope: write }),
+    );
+    assert.equal(refused.code, "api_key_scope_insufficient");
+    const mismatch = await rejection(
+      service.authorize(key, { request, cost: 2, requiredEnvironment: "live" }),
+    );
+    assert.equal(mismatch.code, "api_key_environment_mismatch");
+    await service.close();
+    const window = { keyId: id, from: new Date(clocks.now), to: new Date(clocks.now + 3_600_000) };
+    const [hour] = await service.usage("t1", { ...window, granularity: "hour" });
+    assert.equal(hour.accepted, 0, "the refused request is not counted accepted");
+    assert.equal(hour.cost, 0, "nor its cost");
+    assert.equal(hour.refused.api_key_scope_insufficient, 1);
+    assert.equal(hour.refused.api_key_environment_mismatch, 0, "one outcome per request");
+    const [listed] = await service.list("t1");
+    assert.equal(listed.lastUsedAt, null, "no accepted request: no lastUsedAt");
+    await service.authorize(key, { request: {}, cost: 2 });
+    await service.close();
+    const [after] = await service.usage("t1", { ...window, granularity: "hour" });
+    assert.equal(after.accepted, 1, "another request counts as usual");
+    assert.equal(after.cost, 2);
+  });
+
   it("a refused request is charged by its next authorization", async () => {
     const { service, key } = await chargedSetup();
     const request = {};
