@@ -33,7 +33,8 @@ async function follow(url: string, path: string): Promise<number[]> {
 }
 
 /** The app's own models (the users API's, and the scenario routes' body). */
-const APP_MODELS = ["UserDto", "NameDto"];
+/** The app's models, and their copies field selection documents without `required`. */
+const APP_MODELS = ["UserDto", "NameDto", "UserDtoSelection"];
 
 for (const adapter of ADAPTERS) {
   scenarioSuite(`scenarios: the migrated app on ${adapter}`, NEST_CAPABILITIES, async (mode) => {
