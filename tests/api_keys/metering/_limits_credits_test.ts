@@ -326,6 +326,18 @@ describe("a tenant's shared credit pool", () => {
     assert.equal(of(pooled.id).tenantCredits?.remaining, 10);
   });
 
+  it("a key with its own balance joining a pool a pool-only key started stores the pool's copy without sharedBy", async () => {
+    const { service, storage } = setup();
+    await createKey(service, { remaining: 5, sharedBy: "tenant" });
+    const both = await createKey(service, { remaining: 3, pool: { remaining: 9 } });
+    const stored = await storage.findById(both.id);
+    assert.deepEqual(Object.keys(stored?.credits?.pool ?? {}).sort(), ["remaining", "updatedAt"]);
+    await service.updateCredits("t1", null, { add: 1 });
+    const written = await storage.findById(both.id);
+    assert.deepEqual(Object.keys(written?.credits?.pool ?? {}).sort(), ["remaining", "updatedAt"]);
+    assert.equal(written?.credits?.pool?.remaining, 6);
+  });
+
   it("keeps one refill rule per tenant: joining with another is refused; the pool refills by its own rule", async () => {
     const { service, clocks } = setup();
     const refill = { amount: 3, interval: "daily" as const };
