@@ -177,7 +177,11 @@ function compileCreditsAs(input: Credits, label: string): Credits {
 /** The pool copy written back last among `records` (`undefined` when none spends a pool). */
 function newestPool(records: readonly ApiKeyRecord[]): ApiKeyPoolCredits | undefined {
   const credits = newestPoolRecord(records)?.credits;
-  return credits && creditPartsOf(credits).pool;
+  const pool = credits && creditPartsOf(credits).pool;
+  if (pool === undefined) return undefined;
+  // A pool-only key's credits are the pool itself: its copy leaves their `sharedBy` out.
+  const { sharedBy: _sharedBy, ...copy } = pool as ApiKeyPoolCredits & { sharedBy?: unknown };
+  return copy;
 }
 
 /** The limiter's balance of tenant `tenantId`'s pool, from its copy `pool`. */
