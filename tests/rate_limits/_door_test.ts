@@ -5,6 +5,7 @@ import {
   createStoreDoor,
   MAX_BATCH,
   MAX_IN_FLIGHT,
+  MAX_LET_GO,
   replyMarginMs,
   SETTLE_MS,
   Unanswered,
@@ -27,7 +28,6 @@ const until = async (done: () => boolean) => {
   assert.ok(done(), "condition not reached in 5 s");
 };
 type Answer = readonly CounterResult[] | Unanswered;
-const MAX_LET_GO = MAX_IN_FLIGHT;
 
 describe("createStoreDoor", () => {
   it("sends concurrent checks as batches: at most MAX_IN_FLIGHT calls in flight, at most MAX_BATCH checks each, exact", async () => {
