@@ -10,8 +10,11 @@
  * - A queued check whose deadline passes leaves the queue unsent (one timer,
  *   `_watchdog.ts`, for every deadline of the door), so memory stays bounded during a stall: calls
  *   holding a slot ≤ `MAX_IN_FLIGHT`, queued checks ≤ those of one `timeoutMs`. A call that has not
- *   settled `SETTLE_MS` after its last answer frees its slot (a stalled server or a lost connection
+ *   settled `SETTLE_MS` after its last answer is let go of: it frees its slot (a lost connection
  *   never holds the door; the store needs no wait of its own), and its late reply changes nothing.
+ *   At most `MAX_LET_GO` calls let go of are unsettled; past that, a call keeps its slot until it
+ *   or one of them settles, so a stall of any length leaves at most `MAX_IN_FLIGHT + MAX_LET_GO`
+ *   pending calls, and queued checks are answered by the failure policy at their deadline.
  * - The store gets each deadline `replyMarginMs` before the limiter answers,
  *   and promises not to apply a check past it: a check answered `Unanswered`
  *   is never applied afterwards, and nothing is replayed on recovery.
@@ -35,8 +38,13 @@ import type { CompiledRateLimitPolicy } from "./policy.ts";
 export const MAX_IN_FLIGHT = 4;
 /** Most checks per `checkBatch` call. */
 export const MAX_BATCH = 500;
-/** Ms past its last answer after which a call that has not settled frees its slot. */
+/** Ms past its last answer after which a call that has not settled is let go of (frees its slot). */
 export const SETTLE_MS = 2_000;
+/**
+ * Most calls let go of that have not settled yet: past it, a call holds its slot until it
+ * settles or a call let go of does (so at most `MAX_IN_FLIGHT + MAX_LET_GO` calls are pending).
+ */
+export const MAX_LET_GO = MAX_IN_FLIGHT;
 
 /** Why the store did not answer: `timeout` (no reply by the deadline, or `null`) or `error` (it rejected). */
 export type UnansweredReason = "timeout" | "error";
@@ -214,6 +222,10 @@ export function createStoreDoor(
   const fresh: Entry[] = [];
   let head = 0;
   let inFlight = 0;
+  /** Calls let go of that have not settled (at most `MAX_LET_GO`). */
+  let letGo = 0;
+  /** Calls past `SETTLE_MS` kept in their slot (`letGo` at `MAX_LET_GO`), oldest first: their letting go. */
+  const overdue = new Set<() => void>();
   let scheduled = false;
   /** Every deadline of this door (queued and in-flight entries) on one timer. */
   const watchdog = new Watchdog(() => performance.now());
@@ -342,7 +354,7 @@ export function createStoreDoor(
       call = Promise.reject(error);
     }
     let late: Watch | undefined;
-    /** Whether the call holds its slot (until it settles, or `SETTLE_MS` after its last answer). */
+    /** Whether the call holds its slot (until it settles, or it is let go of). */
     let holding = true;
     const free = () => {
       if (!holding) return;
@@ -353,7 +365,20 @@ export function createStoreDoor(
       observe(sentAt, batch[0].run === undefined ? batch.length : 0);
       pump();
     };
-    /** Answers the entries past their answer; `SETTLE_MS` after the last one, frees the slot. */
+    const letGoOf = () => {
+      overdue.delete(letGoOf);
+      letGo++;
+      free();
+    };
+    /** Frees the slot as the call settles; one let go of settling lets go of the oldest overdue call. */
+    const settled = () => {
+      overdue.delete(letGoOf);
+      if (holding) return free();
+      letGo--;
+      const [oldest] = overdue;
+      oldest?.();
+    };
+    /** Answers the entries past their answer; `SETTLE_MS` after the last one, lets go of the call. */
     const expire = () => {
       const now = performance.now();
       let next = Infinity;
@@ -367,7 +392,9 @@ export function createStoreDoor(
       if (next === Infinity && now >= last + SETTLE_MS) {
         late = undefined;
         failed = true;
-        return free();
+        if (letGo < MAX_LET_GO) letGoOf();
+        else overdue.add(letGoOf);
+        return;
       }
       late = watchdog.watch(next === Infinity ? last + SETTLE_MS : next, expire);
     };
@@ -377,7 +404,7 @@ export function createStoreDoor(
         try {
           failed = deliver(batch, answer);
         } finally {
-          free();
+          settled();
         }
       },
       (error) => {
@@ -387,7 +414,7 @@ export function createStoreDoor(
           if (answer === undefined) fail(entry, storeFault(storeName, error));
           else finish(entry, answer);
         }
-        free();
+        settled();
       },
     );
   };

@@ -183,8 +183,9 @@ export interface StoreBatchAnswer {
  *   over `fetch` wraps fetch's network `TypeError` in a plain `Error`.
  *
  * The limiter keeps at most a few calls in flight and bounds their waits: a
- * call that has not settled 2 s past its last answer frees its place (a store
- * needs no timer of its own).
+ * call that has not settled 2 s past its last answer frees its place, while
+ * at most a few calls so freed are unsettled (a store needs no timer of its
+ * own; a stall of any length leaves a bounded number of calls pending).
  */
 export interface RateLimitStore {
   /** What the start-up line calls it (`memory`, `postgres`, `redis`). */

@@ -3,7 +3,8 @@
  * is answered `null` and applies nothing; reads write nothing and take no
  * lock, nor does a refused check of window counters on PostgreSQL; `ready()` names a misconfiguration; a stalled server (the test's own
  * redis-server stopped with SIGSTOP, a PostgreSQL row lock held) applies
- * nothing late and every call settles; an outage (the test's own redis-server
+ * nothing late and every call settles, and a frozen one leaves at most
+ * `MAX_IN_FLIGHT + MAX_LET_GO` calls pending under a limiter; an outage (the test's own redis-server
  * killed and restarted, PostgreSQL backends terminated) never ends the process
  * and counting resumes within 15 s; a spend or a balance change waiting on a
  * PostgreSQL balance's lock and cut (backend terminated, `lock_timeout`,
@@ -15,6 +16,7 @@ import assert from "node:assert/strict";
 import process from "node:process";
 import pg from "pg";
 import { createClient } from "redis";
+import { MAX_IN_FLIGHT, MAX_LET_GO, SETTLE_MS } from "../../rate_limits/_door.ts";
 import { createRateLimiter } from "../../rate_limits/limiter.ts";
 import { createMemoryRateLimitStore } from "../../rate_limits/memory_store.ts";
 import { compileRateLimitPolicies } from "../../rate_limits/policy.ts";
@@ -408,6 +410,72 @@ describe("redis store on its own redis-server", { skip: !hasRedisServer() }, () 
       });
     } finally {
       store.close();
+      client.destroy();
+    }
+  });
+
+  it("frozen 7 s (SIGSTOP) under a limiter: at most MAX_IN_FLIGHT + MAX_LET_GO store calls unsettled, every check answered by its deadline, the store answers again after", async () => {
+    own ??= await startOwnRedis();
+    const client = await connectRedis(own.url, 5_000, undefined, false);
+    const redis = createRedisRateLimitStore({ client, logger: () => {} });
+    let unsettled = 0;
+    let most = 0;
+    const store: RateLimitStore = new Proxy(redis, {
+      get(target, key) {
+        const value = Reflect.get(target, key);
+        if (key !== "checkBatch") return typeof value === "function" ? value.bind(target) : value;
+        return (checks: readonly StoreCheck[]) => {
+          most = Math.max(most, ++unsettled);
+          const call = target.checkBatch(checks);
+          call.then(() => unsettled--, () => unsettled--);
+          return call;
+        };
+      },
+    });
+    const timeoutMs = 300;
+    const limiter = createRateLimiter({
+      store,
+      onStoreError: "closed",
+      timeoutMs,
+      logger: () => {},
+    });
+    const policies = [{ name: "api", limit: 1_000_000, windowMs: 60_000 }];
+    try {
+      await limiter.ready();
+      own.pause();
+      const waits: Promise<number>[] = [];
+      const started = performance.now();
+      try {
+        while (performance.now() - started < 3.5 * SETTLE_MS) {
+          const sentAt = performance.now();
+          for (let i = 0; i < 20; i++) {
+            waits.push(
+              limiter.check(freshSubject("frozen"), policies).then((r) => {
+                assert.equal(r.outcome, "closed");
+                return performance.now() - sentAt;
+              }),
+            );
+          }
+          await sleep(50);
+        }
+        const slowest = Math.max(...await Promise.all(waits));
+        assert.ok(slowest < timeoutMs + 200, `a check answered after ${slowest} ms`);
+        assert.ok(most <= MAX_IN_FLIGHT + MAX_LET_GO, `${most} store calls unsettled`);
+      } finally {
+        own.resume();
+      }
+      const resumed = performance.now();
+      let answer;
+      do answer = await limiter.check(freshSubject("thawed"), policies); while (
+        answer.outcome !== "store" && performance.now() - resumed < 5_000
+      );
+      console.log(
+        `redis frozen ${3.5 * SETTLE_MS} ms: at most ${most} store calls unsettled; the store ` +
+          `answered ${Math.round(performance.now() - resumed)} ms after resume`,
+      );
+      assert.equal(answer.outcome, "store");
+    } finally {
+      redis.close();
       client.destroy();
     }
   });

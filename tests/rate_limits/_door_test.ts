@@ -5,6 +5,7 @@ import {
   createStoreDoor,
   MAX_BATCH,
   MAX_IN_FLIGHT,
+  MAX_LET_GO,
   replyMarginMs,
   SETTLE_MS,
   Unanswered,
@@ -400,6 +401,86 @@ describe("createStoreDoor", () => {
     const answer = await sent;
     assert.ok(!(answer instanceof Unanswered) && answer[0].remaining === 999_999);
     await until(() => store.pending === 0);
+  });
+
+  it("a stall of any length: the calls let go of stay at most MAX_LET_GO, every check is still answered by its deadline, and as calls settle new checks reach the store", async () => {
+    const settlers: (() => void)[] = [];
+    let calls = 0;
+    let unsettled = 0;
+    let answering = false;
+    const answer = (checks: readonly { counters: readonly unknown[] }[]) => ({
+      results: checks.map((c) =>
+        c.counters.map(() => ({ allowed: true, remaining: 1, resetMs: 0 }))
+      ),
+    });
+    const store: RateLimitStore = {
+      checkBatch: (checks) => {
+        calls++;
+        if (answering) return Promise.resolve(answer(checks));
+        unsettled++;
+        return new Promise((resolve) => {
+          settlers.push(() => (unsettled--, resolve({ results: checks.map(() => null) })));
+        });
+      },
+    };
+    const timeoutMs = 100;
+    const door = createStoreDoor(store, timeoutMs);
+    let most = 0;
+    const waits: Promise<number>[] = [];
+    const started = performance.now();
+    // 5 checks every 25 ms for 4 × SETTLE_MS, of calls that never settle.
+    while (performance.now() - started < 4 * SETTLE_MS) {
+      const sentAt = performance.now();
+      for (let i = 0; i < 5; i++) {
+        waits.push(
+          Promise.resolve(door.check([window(`s${i}`)])).then((a) => {
+            assert.ok(a instanceof Unanswered);
+            return performance.now() - sentAt;
+          }),
+        );
+      }
+      await sleep(25);
+      most = Math.max(most, unsettled);
+    }
+    const late = (await Promise.all(waits)).filter((ms) => ms > timeoutMs + 50);
+    assert.deepEqual(late, [], "every check answered by its deadline");
+    assert.ok(
+      most <= MAX_IN_FLIGHT + MAX_LET_GO,
+      `${most} unsettled calls (bound ${MAX_IN_FLIGHT + MAX_LET_GO})`,
+    );
+    const sent = calls;
+    // Nothing more is sent while every slot is held by a call past SETTLE_MS.
+    assert.ok(await door.check([window("held")]) instanceof Unanswered);
+    assert.equal(calls, sent);
+    // The calls settle: slots come back, new checks reach the store.
+    answering = true;
+    for (const settle of settlers.splice(0)) settle();
+    const after = await door.check([window("after")]);
+    assert.ok(!(after instanceof Unanswered), "answered by the store after the calls settled");
+    assert.equal(unsettled, 0);
+  });
+
+  it("a let-go call settling lets go of a call held past SETTLE_MS: a lost connection never holds the door for good", async () => {
+    const settlers: (() => void)[] = [];
+    const door = createStoreDoor(new FakeRemoteStore(), 100);
+    const stuck = () => new Promise<null>((resolve) => settlers.push(() => resolve(null)));
+    const round = () =>
+      Promise.all(
+        Array.from({ length: MAX_IN_FLIGHT }, () => door.call(stuck, performance.now())),
+      );
+    await round();
+    await sleep(SETTLE_MS + 100); // let go of: MAX_LET_GO reached
+    await round();
+    await sleep(SETTLE_MS + 100); // past SETTLE_MS, these hold their slots
+    assert.equal(settlers.length, 2 * MAX_IN_FLIGHT);
+    assert.ok(await door.call(stuck, performance.now()) instanceof Unanswered);
+    assert.equal(settlers.length, 2 * MAX_IN_FLIGHT, "every slot held: nothing sent");
+    settlers[0](); // a let-go call settles: a held one is let go of, its slot free
+    const next = door.call(stuck, performance.now());
+    await until(() => settlers.length === 2 * MAX_IN_FLIGHT + 1);
+    settlers.at(-1)!();
+    assert.ok((await next) instanceof Unanswered);
+    for (const settle of settlers) settle();
   });
 
   it("other calls share the slots and the deadline: a stalled store holds at most MAX_IN_FLIGHT of them", async () => {
