@@ -1,7 +1,15 @@
 import { after, afterEach, before, beforeEach, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { Controller, Get, InternalServerErrorException, Logger, UseGuards } from "@nestjs/common";
-import { APP_GUARD, Reflector } from "@nestjs/core";
+import {
+  Controller,
+  Get,
+  Injectable,
+  InternalServerErrorException,
+  Logger,
+  Module,
+  UseGuards,
+} from "@nestjs/common";
+import { APP_GUARD, ExternalContextCreator, NestFactory, Reflector } from "@nestjs/core";
 import { generateKey } from "../../../api_keys/key_format.ts";
 import { InMemoryApiKeyStorage } from "../../../api_keys/storage/in_memory.ts";
 import { ApiKeyHttpException } from "../../../api_keys/nest/api_keys.exception.ts";
@@ -522,4 +530,88 @@ describe("ApiKeysGuard with a failing context writer", () => {
       }
     });
   }
+});
+
+/**
+ * Outside HTTP (microservice, WebSocket, GraphQL) `switchToHttp().getRequest()` is the message
+ * payload or the socket, not a request: the guard refuses the call before reading it, so a key
+ * and an `ip` in a payload open nothing.
+ */
+describe("ApiKeysGuard outside HTTP", () => {
+  const logged = loggedLines();
+
+  for (const type of ["rpc", "ws", "graphql"]) {
+    it(`${type}: refuses before reading the payload, with an error naming the context; logged once`, async () => {
+      const service = new ApiKeysService({
+        peppers: { 1: PEPPER },
+        storage: new InMemoryApiKeyStorage(),
+      });
+      const guard = new ApiKeysGuard(service, new Reflector(), null, null);
+      const { key } = await issue(service, { allowedIpCidrs: ["10.0.0.0/8"] });
+      let read = 0;
+      const context = {
+        getType: () => type,
+        switchToHttp: () => {
+          read++;
+          return { getRequest: () => ({ headers: { "x-api-key": key }, ip: "10.1.1.1" }) };
+        },
+        getHandler: () => contextFor,
+        getClass: () => ApiKeysGuard,
+      };
+      for (let attempt = 0; attempt < 2; attempt++) {
+        const error = await guard.canActivate(context).then(() => null, (e) => e);
+        assert.ok(error instanceof Error, String(error));
+        assert.match(error.message, new RegExp(`"${type}" context`));
+        assert.match(error.message, /ApiKeysGuard protects HTTP routes only/);
+        assert.ok(!error.message.includes(key));
+      }
+      assert.equal(read, 0);
+      assert.equal(logged.length, 1, logged.join("\n"));
+      assert.match(logged[0], new RegExp(`"${type}" context`));
+    });
+  }
+
+  it("as APP_GUARD of a microservice-style handler: a key and an allowlisted ip in the payload open nothing", async () => {
+    @Injectable()
+    class Gateway {
+      calls = 0;
+      handle(..._args: unknown[]) {
+        this.calls++;
+        return "handled";
+      }
+    }
+    @Module({
+      imports: [ApiKeysModule.forRoot(moduleOptions())],
+      providers: [Gateway, { provide: APP_GUARD, useExisting: ApiKeysGuard }],
+    })
+    class AppModule {}
+    const app = await NestFactory.createApplicationContext(AppModule, {
+      logger: false,
+      abortOnError: false,
+    });
+    try {
+      await app.init();
+      const { key } = await issue(app.get(ApiKeysService), { allowedIpCidrs: ["10.0.0.0/8"] });
+      const gateway = app.get(Gateway);
+      const handle = app.get(ExternalContextCreator).create(
+        gateway,
+        gateway.handle,
+        "handle",
+        undefined,
+        undefined,
+        undefined,
+        undefined,
+        { guards: true, interceptors: false, filters: false },
+        "rpc",
+      );
+      const payload = { headers: { "x-api-key": key }, ip: "10.1.1.1" };
+      const error = await Promise.resolve(handle(payload, {})).then(() => null, (e) => e);
+      assert.ok(error instanceof Error, String(error));
+      assert.match(error.message, /"rpc" context/);
+      assert.equal(gateway.calls, 0);
+      assert.equal(logged.length, 1, logged.join("\n"));
+    } finally {
+      await app.close();
+    }
+  });
 });
