@@ -36,6 +36,8 @@ type Target = Function;
  * `ExecutionContext`, which fits.
  */
 export interface ApiKeysGuardContext {
+  /** Kind of call (`"http"`, `"rpc"`, `"ws"`, `"graphql"`); the guard refuses all but `"http"`. */
+  getType?(): string;
   /** HTTP view of the call; `getRequest()` gives the Express or Fastify request. */
   // deno-lint-ignore no-explicit-any
   switchToHttp(): { getRequest(): any; getResponse?(): any };
@@ -132,6 +134,11 @@ function rawHeaderValues(raw: unknown[], name: string): string | string[] | unde
   return found;
 }
 
+/** `Controller.handler` of the route `context` runs, for log lines. */
+function routeName(context: ApiKeysGuardContext): string {
+  return `${context.getClass().name}.${context.getHandler().name}`;
+}
+
 /**
  * Protects routes with API keys: `ApiKeysService.authorizeRequest` with the
  * client IP and the route's `RequireEnvironment`/`RequireScope`. A client-IP
@@ -192,8 +199,18 @@ export class ApiKeysGuard {
     this.#resolveClientIp = clientIpResolver ?? defaultApiKeyClientIpResolver;
   }
 
-  /** Authorizes the request; throws `ApiKeyHttpException` when it may not proceed. */
+  /**
+   * Authorizes the request; throws `ApiKeyHttpException` when it may not proceed. Outside HTTP
+   * (a microservice, WebSocket or GraphQL call) it throws an `Error` naming the context, logged
+   * once per route: there, `switchToHttp().getRequest()` is a message payload, not a request.
+   */
   async canActivate(context: ApiKeysGuardContext): Promise<boolean> {
+    const type = context.getType?.();
+    if (type !== undefined && type !== "http") {
+      const line = `ApiKeysGuard protects HTTP routes only: refused a call in a "${type}" context`;
+      this.#reportBug(`${line} (${routeName(context)})`);
+      throw new Error(line);
+    }
     const request = context.switchToHttp().getRequest();
     const requirements = this.#requirementsOf(context.getHandler(), context.getClass());
     let apiKey: ApiKeyContext;
@@ -222,8 +239,7 @@ export class ApiKeysGuard {
         else writeRateLimitHeaders(response, error, this.#legacyHeaders);
       } else if (error instanceof TypeError) {
         // A bug (a route naming a policy the key lacks, a resolver's bad policy): answered 500.
-        const route = `${context.getClass().name}.${context.getHandler().name}`;
-        this.#reportBug(`${route}: ${error.message}`);
+        this.#reportBug(`${routeName(context)}: ${error.message}`);
       }
       throw toApiKeyHttpException(error);
     }
