@@ -16,6 +16,7 @@ import {
   type MiddlewareConsumer,
   Module,
   type NestModule,
+  NotFoundException,
   Post,
   StreamableFile,
 } from "@nestjs/common";
@@ -345,3 +346,54 @@ describe("SafeResponse status: the documented default (200) is what a POST answe
     }
   });
 });
+
+@Controller("twice")
+class TwiceController {
+  @Get()
+  ok() {
+    return { ok: true };
+  }
+
+  @Get("missing")
+  missing() {
+    throw new NotFoundException("Not here");
+  }
+}
+
+/** A feature module registering the module again, as a root module already does. */
+@Module({ imports: [SafeResponseModule.register()] })
+class FeatureModule {}
+
+@Module({
+  imports: [SafeResponseModule.register({ requestId: true }), FeatureModule],
+  controllers: [ReplyController, TwiceController],
+})
+class TwiceModule implements NestModule {
+  configure(consumer: MiddlewareConsumer) {
+    consumer.apply(otherLinkMiddleware).forRoutes("e/*path");
+  }
+}
+
+for (const adapter of ADAPTERS) {
+  it(`${adapter}: the module registered in the root and a feature module answers once: one envelope, headers once`, async () => {
+    const { url, close } = await boot(TwiceModule, adapter);
+    try {
+      const ok = await getJson(url, "/twice", { headers: { "x-request-id": "req-1" } });
+      assert.equal(ok.status, 200);
+      assert.deepEqual(ok.body.data, { ok: true });
+      assert.equal(ok.body.requestId, "req-1");
+      const missing = await getJson(url, "/twice/missing");
+      assert.equal(missing.status, 404);
+      assert.equal(missing.body.success, false);
+      assert.equal((missing.body.error as { message: string }).message, "Not here");
+      const raw = await fetch(`${url}/e/raw`);
+      assert.equal(await raw.text(), "just text");
+      assert.equal(raw.headers.get("link"), `${STATUS_LINK}, ${SUNSET}`);
+      const page = await getJson(url, "/e/page?page=2&limit=2");
+      assert.deepEqual(page.body.data, [1, 2]);
+      assert.equal((page.headers.get("link") ?? "").split('rel="next"').length, 2);
+    } finally {
+      await close();
+    }
+  });
+}
