@@ -19,6 +19,7 @@ import {
   countWhenClosed,
   exchangeOf,
   markPhase,
+  phaseOf,
   type RequestLike,
   type ResponseLike,
   routeOf,
@@ -31,7 +32,8 @@ import { requestVersion } from "./_versioning.ts";
  * by `SafeResponseModule`). Non-HTTP contexts, `RawResponse` routes, routes
  * Nest answers itself (`@Redirect`, `@Render`) and `StreamableFile`/`Buffer`/
  * stream results pass through unwrapped; a success with a 1xx, 204, 205 or 304
- * status is sent with no body.
+ * status is sent with no body. A request it already answers (the module
+ * registered twice) passes through the second one unchanged.
  * @example
  * ```ts
  * import { Module } from "@nestjs/common";
@@ -51,13 +53,15 @@ export class SafeResponseInterceptor implements NestInterceptor {
   /** Wraps the result of an HTTP handler. */
   intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
     if (context.getType() !== "http") return next.handle();
+    const http = context.switchToHttp();
+    const request = http.getRequest<RequestLike>();
+    // The module registered twice (root and feature module): the first interceptor answers.
+    if (phaseOf(request) !== undefined) return next.handle();
+    const response = http.getResponse<ResponseLike>();
     const { responder } = this;
     const versioning = this.config.getVersioning();
     const route = routeOf(responder, context.getClass(), context.getHandler(), versioning);
     const { plan } = route;
-    const http = context.switchToHttp();
-    const request = http.getRequest<RequestLike>();
-    const response = http.getResponse<ResponseLike>();
     // Counted as written: Nest serialises the result after this interceptor (and may fail to).
     countWhenClosed(responder, response);
     const exchange = exchangeOf(request, response);
