@@ -1,6 +1,6 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { Controller, Get, Inject, Injectable, Module, UseGuards } from "@nestjs/common";
+import { Controller, Get, Inject, Injectable, Logger, Module, UseGuards } from "@nestjs/common";
 import { APP_GUARD, NestFactory } from "@nestjs/core";
 import { FastifyAdapter } from "@nestjs/platform-fastify";
 import { ApiKeysGuard } from "../../../api_keys/nest/api_keys.guard.ts";
@@ -343,6 +343,68 @@ describe("ApiKeysModule", () => {
     } finally {
       await running.close();
     }
+  });
+});
+
+/** The `ApiKeysModule` lines Nest's `Logger` warns while `run` runs. */
+async function moduleWarnings(run: () => Promise<void>): Promise<string[]> {
+  const warned: string[] = [];
+  const original = Logger.prototype.warn;
+  Logger.prototype.warn = function (message: unknown) {
+    if (String(message).includes("ApiKeysModule")) warned.push(String(message));
+  };
+  try {
+    await run();
+  } finally {
+    Logger.prototype.warn = original;
+  }
+  return warned;
+}
+
+describe("ApiKeysModule imported more than once", () => {
+  it("warns once, at init, when one app imports it twice (root and feature module): two services", async () => {
+    const services: ApiKeysService[] = [];
+    @Injectable()
+    class User {
+      constructor(@Inject(ApiKeysService) service: ApiKeysService) {
+        services.push(service);
+      }
+    }
+    const options = moduleOptions();
+    @Module({
+      imports: [ApiKeysModule.forRootAsync({ useFactory: () => options })],
+      providers: [User],
+    })
+    class FeatureModule {}
+    @Module({
+      imports: [ApiKeysModule.forRootAsync({ useFactory: () => options }), FeatureModule],
+      providers: [User],
+    })
+    class RootModule {}
+    const warned = await moduleWarnings(async () => {
+      const running = await boot(RootModule, "express");
+      await running.close();
+    });
+    assert.equal(new Set(services).size, 2);
+    assert.equal(warned.length, 1, warned.join("\n"));
+    assert.match(warned[0], /ApiKeysModule is imported 2 times in this app/);
+    assert.match(warned[0], /a key revoked through one/);
+  });
+
+  it("does not warn for apps importing it once, one after another or at the same time", async () => {
+    const warned = await moduleWarnings(async () => {
+      for (let i = 0; i < 2; i++) {
+        const running = await boot(appModule(ApiKeysModule.forRoot(moduleOptions())), "express");
+        await running.close();
+      }
+      const both = await Promise.all(
+        PLATFORMS.map((platform) =>
+          boot(appModule(ApiKeysModule.forRoot(moduleOptions())), platform)
+        ),
+      );
+      await Promise.all(both.map((running) => running.close()));
+    });
+    assert.deepEqual(warned, []);
   });
 });
 
