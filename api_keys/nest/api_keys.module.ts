@@ -8,9 +8,11 @@ import {
   type DynamicModule,
   type FactoryProvider,
   Inject,
+  Logger,
   Module,
   type Provider,
 } from "@nestjs/common";
+import { ModulesContainer } from "@nestjs/core";
 import { thresholdsProblem } from "../_input.ts";
 import { failureLine } from "../_sinks.ts";
 import { ApiKeysService } from "../service.ts";
@@ -236,6 +238,21 @@ function buildModule(optionsProvider: Provider, imports: DynamicModule["imports"
 }
 
 /**
+ * Logs one warning (from the app's second instance of the module) when the app holds several:
+ * each import builds its own service, so they share no cache, counts or timers.
+ */
+function warnIfImportedAgain(module: ApiKeysModule, modules: ModulesContainer): void {
+  const instances = [...modules.values()].filter((entry) => entry.metatype === ApiKeysModule);
+  if (instances.length < 2 || instances[1].instance !== (module as object)) return;
+  new Logger("ApiKeysModule").warn(
+    `ApiKeysModule is imported ${instances.length} times in this app: each import has its own ` +
+      "ApiKeysService (its own verification cache, usage counts, credit balances and expiry " +
+      "notices), so a key revoked through one is still accepted by another's guard until its " +
+      "cache entry expires; import it once, in the root module (it is global)",
+  );
+}
+
+/**
  * Global module providing `ApiKeysService` and `ApiKeysGuard`; import it once.
  * A bad option stops the boot with a message naming it, and so does a
  * refusal of `service.ready()` at module init. Shutdown awaits `service.close()`.
@@ -259,16 +276,21 @@ function buildModule(optionsProvider: Provider, imports: DynamicModule["imports"
  */
 @Module({})
 export class ApiKeysModule {
-  /** Receives the service (an explicit token: no decorator metadata needed). */
-  constructor(@Inject(ApiKeysService) private readonly service: ApiKeysService) {}
+  /** Receives the service and the app's modules (explicit tokens: no decorator metadata needed). */
+  constructor(
+    @Inject(ApiKeysService) private readonly service: ApiKeysService,
+    @Inject(ModulesContainer) private readonly modules: ModulesContainer,
+  ) {}
 
   /**
-   * Awaits `service.ready()` (the retirement check, the limiter's `ready()`),
-   * so a refusal stops the boot.
+   * Warns once when the app imports the module more than once, then awaits
+   * `service.ready()` (the retirement check, the limiter's `ready()`), so a
+   * refusal stops the boot.
    *
    * @ignore
    */
   onModuleInit(): Promise<void> {
+    warnIfImportedAgain(this, this.modules);
     return this.service.ready();
   }
 
