@@ -1,7 +1,16 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { Controller, Get, Inject, Injectable, Logger, Module, UseGuards } from "@nestjs/common";
-import { APP_GUARD, NestFactory } from "@nestjs/core";
+import {
+  Controller,
+  Get,
+  Inject,
+  Injectable,
+  Logger,
+  Module,
+  Scope,
+  UseGuards,
+} from "@nestjs/common";
+import { APP_GUARD, NestFactory, REQUEST } from "@nestjs/core";
 import { FastifyAdapter } from "@nestjs/platform-fastify";
 import { ApiKeysGuard } from "../../../api_keys/nest/api_keys.guard.ts";
 import {
@@ -100,6 +109,38 @@ for (const platform of PLATFORMS) {
         assert.equal((response.body.current as { tenantId: string }).tenantId, "tenant-1");
       } finally {
         await running.close();
+      }
+    });
+
+    it("forRootAsync refuses at init an `inject` naming a request-scoped provider", async () => {
+      @Injectable({ scope: Scope.REQUEST })
+      class RequestConfig {
+        pepper() {
+          return PEPPER;
+        }
+      }
+      @Module({ providers: [RequestConfig], exports: [RequestConfig] })
+      class RequestConfigModule {}
+      const settings = { logger: false as const, abortOnError: false };
+      for (const inject of [[RequestConfig], [REQUEST]]) {
+        const module = appModule(ApiKeysModule.forRootAsync({
+          imports: [RequestConfigModule],
+          inject,
+          useFactory: () => moduleOptions(),
+        }));
+        const app = platform === "express"
+          ? await NestFactory.create(module, settings)
+          : await NestFactory.create(module, new FastifyAdapter(), settings);
+        try {
+          await assert.rejects(
+            app.init(),
+            new TypeError(
+              "ApiKeysModule.forRootAsync: `inject` must not include request-scoped providers",
+            ),
+          );
+        } finally {
+          await app.close().catch(() => {});
+        }
       }
     });
 
