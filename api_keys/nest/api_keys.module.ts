@@ -11,8 +11,9 @@ import {
   Logger,
   Module,
   type Provider,
+  Scope,
 } from "@nestjs/common";
-import { ModulesContainer } from "@nestjs/core";
+import { ModuleRef, ModulesContainer } from "@nestjs/core";
 import { thresholdsProblem } from "../_input.ts";
 import { failureLine } from "../_sinks.ts";
 import { ApiKeysService } from "../service.ts";
@@ -68,7 +69,10 @@ export interface ApiKeysModuleOptions extends ApiKeysServiceOptions {
 export interface ApiKeysModuleAsyncOptions {
   /** Modules (classes or dynamic modules) exporting the providers listed in `inject`. */
   imports?: unknown[];
-  /** Injection tokens (classes, strings, symbols) whose instances `useFactory` receives, in order. */
+  /**
+   * Injection tokens (classes, strings, symbols) whose instances `useFactory` receives, in order;
+   * none request-scoped (the start is refused: the service would be one per request).
+   */
   inject?: unknown[];
   /** Builds the options (sync or async). */
   // deno-lint-ignore no-explicit-any
@@ -132,6 +136,25 @@ interface ResolvedApiKeysModule {
 
 const RESOLVED = Symbol("API_KEYS_RESOLVED_MODULE");
 const EXPIRY_NOTICE_TIMER = Symbol("API_KEYS_EXPIRY_NOTICE_TIMER");
+const SINGLETON_CHECK = Symbol("API_KEYS_SINGLETON_CHECK");
+
+/**
+ * Refuses the start when the service is not a singleton: a request-scoped provider in the
+ * `inject` of `forRootAsync` makes it one per request, whose module hooks Nest skips (no
+ * `ready()`, no `close()`: usage counts lost). Checked at module init, once every provider's
+ * dependencies are known.
+ */
+function singletonCheck(moduleRef: ModuleRef): { onModuleInit(): void } {
+  return {
+    onModuleInit() {
+      if (moduleRef.introspect(ApiKeysService).scope !== Scope.DEFAULT) {
+        throw new TypeError(
+          "ApiKeysModule.forRootAsync: `inject` must not include request-scoped providers",
+        );
+      }
+    },
+  };
+}
 
 function optionalFunction<T>(value: unknown, name: string): T | null {
   if (value === undefined) return null;
@@ -225,6 +248,7 @@ function buildModule(optionsProvider: Provider, imports: DynamicModule["imports"
         useFactory: (resolved: ResolvedApiKeysModule) => resolved.expiryNoticeTimer,
         inject: [RESOLVED],
       },
+      { provide: SINGLETON_CHECK, useFactory: singletonCheck, inject: [ModuleRef] },
       ApiKeysGuard,
     ],
     exports: [
