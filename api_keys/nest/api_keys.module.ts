@@ -277,7 +277,8 @@ function warnIfImportedAgain(module: ApiKeysModule, modules: ModulesContainer): 
 }
 
 /**
- * Global module providing `ApiKeysService` and `ApiKeysGuard`; import it once.
+ * Global module providing `ApiKeysService` and `ApiKeysGuard`; import it once (an app importing
+ * it again logs a warning: each import has its own service).
  * A bad option stops the boot with a message naming it, and so does a
  * refusal of `service.ready()` at module init. Shutdown awaits `service.close()`.
  *
