@@ -80,7 +80,27 @@ function restartable(startMs: number) {
       clock: clocks.clock,
       monotonicClock: clocks.monotonicClock,
     }).service;
-  return { clocks, store, open };
+  return { clocks, store, storage, open };
+}
+
+/**
+ * Holds `storage`'s `method` once called: `reached` resolves when it is
+ * (the new key's balance read), and it runs on `release()`.
+ */
+function holdAt(storage: InMemoryApiKeyStorage, method: "insert" | "rotate") {
+  let release = () => {};
+  let reach = () => {};
+  const held = new Promise<void>((resolve) => release = resolve);
+  const reached = new Promise<void>((resolve) => reach = resolve);
+  const inner = storage[method].bind(storage) as (...args: unknown[]) => Promise<unknown>;
+  Object.assign(storage, {
+    [method]: async (...args: unknown[]) => {
+      reach();
+      await held;
+      return await inner(...args);
+    },
+  });
+  return { reached, release };
 }
 
 /** A storage with credits but without the tenant-bound capability (read, then act). */
@@ -453,6 +473,72 @@ describe("ApiKeysService.updateCredits", () => {
         },
       ),
       { numRuns: 60 },
+    );
+  });
+});
+
+describe("a credit change landing while a key joining the balance is stored", () => {
+  const start = Date.parse("2030-01-10T08:00:00.000Z");
+
+  /** Moves the service's clock and the store's 1 s on. */
+  const later = ({ clocks, store }: ReturnType<typeof restartable>) => {
+    clocks.advance(1_000);
+    store.now = clocks.now;
+  };
+
+  for (const how of ["rotate", "limitsOf"] as const) {
+    it(`a top-up of the key's balance landing between the ${how} key's balance read and its insert reaches its record: a store reloading from it keeps the top-up`, async () => {
+      const made = restartable(start);
+      const { storage, open } = made;
+      const service = open();
+      const { id, key } = await service.create({
+        tenantId: "t1",
+        name: "k",
+        scopes: READ_ORDERS,
+        credits: { remaining: 1_000 },
+      });
+      await service.authorize(key, { cost: 10 }); // the store holds 990
+      const { reached, release } = holdAt(storage, how === "rotate" ? "rotate" : "insert");
+      const joining = how === "rotate"
+        ? service.rotate(id)
+        : service.create({ tenantId: "t1", name: "m", scopes: READ_ORDERS, limitsOf: id });
+      await reached; // its copy of the balance is read: 990
+      later(made);
+      assert.equal((await service.updateCredits("t1", id, { add: 500 })).remaining, 1_490);
+      release();
+      const joined = await joining;
+      assert.equal((await storage.findById(joined.id))!.credits!.remaining, 1_490);
+      // The balance is lost (the process restarts): it reloads from the joined key, spending first.
+      later(made);
+      assert.equal((await open().authorize(joined.key)).creditResult?.remaining, 1_489);
+    });
+  }
+
+  it("a top-up of the tenant's pool landing between a joining key's pool read and its insert reaches its record: a store reloading from it keeps the top-up", async () => {
+    const made = restartable(start);
+    const { storage, open } = made;
+    const service = open();
+    const plan = { remaining: 100, sharedBy: "tenant" as const };
+    await service.create({ tenantId: "t1", name: "first", scopes: READ_ORDERS, credits: plan });
+    const { reached, release } = holdAt(storage, "insert");
+    const joining = service.create({
+      tenantId: "t1",
+      name: "joiner",
+      scopes: READ_ORDERS,
+      credits: { remaining: 5, pool: { remaining: 100 } },
+    });
+    await reached; // its copy of the pool is read: 100
+    later(made);
+    assert.equal((await service.updateCredits("t1", null, { add: 10_000 })).remaining, 10_100);
+    release();
+    const joined = await joining;
+    const credits = (await storage.findById(joined.id))!.credits!;
+    assert.deepEqual([credits.remaining, credits.pool?.remaining], [5, 10_100]);
+    later(made);
+    const context = await open().authorize(joined.key);
+    assert.deepEqual(
+      [context.creditResult?.remaining, context.tenantCreditResult?.remaining],
+      [4, 10_099],
     );
   });
 });
