@@ -84,10 +84,15 @@ function restartable(startMs: number) {
 }
 
 /**
- * Holds `storage`'s `method` once called: `reached` resolves when it is
- * (the new key's balance read), and it runs on `release()`.
+ * Holds `storage`'s `method` once called (`when` its arguments say so):
+ * `reached` resolves when it is, and it runs on `release()`. Wrapped before
+ * the service is made for `setCredits` (the service takes it then).
  */
-function holdAt(storage: InMemoryApiKeyStorage, method: "insert" | "rotate") {
+function holdAt(
+  storage: InMemoryApiKeyStorage,
+  method: "insert" | "rotate" | "setCredits",
+  when: (...args: unknown[]) => boolean = () => true,
+) {
   let release = () => {};
   let reach = () => {};
   const held = new Promise<void>((resolve) => release = resolve);
@@ -95,8 +100,10 @@ function holdAt(storage: InMemoryApiKeyStorage, method: "insert" | "rotate") {
   const inner = storage[method].bind(storage) as (...args: unknown[]) => Promise<unknown>;
   Object.assign(storage, {
     [method]: async (...args: unknown[]) => {
-      reach();
-      await held;
+      if (when(...args)) {
+        reach();
+        await held;
+      }
       return await inner(...args);
     },
   });
@@ -513,6 +520,70 @@ describe("a credit change landing while a key joining the balance is stored", ()
       assert.equal((await open().authorize(joined.key)).creditResult?.remaining, 1_489);
     });
   }
+
+  it("a top-up whose write-back read the tenant's keys before a rotation stored its successor, its write landing after the successor joined: the top-up reads them again and writes the successor", async () => {
+    const made = restartable(start);
+    const { storage, open } = made;
+    let held: string | undefined;
+    const write = holdAt(storage, "setCredits", (recordId) => recordId === held);
+    const service = open();
+    const { id, key } = await service.create({
+      tenantId: "t1",
+      name: "k",
+      scopes: READ_ORDERS,
+      credits: { remaining: 1_000 },
+    });
+    await service.authorize(key, { cost: 10 });
+    const rotation = holdAt(storage, "rotate");
+    const rotating = service.rotate(id);
+    await rotation.reached;
+    later(made);
+    held = id;
+    const topUp = service.updateCredits("t1", id, { add: 500 });
+    await write.reached; // it read the tenant's keys: the old one only
+    rotation.release();
+    const next = await rotating; // joined: the old key's copy is not written yet
+    write.release();
+    assert.equal((await topUp).remaining, 1_490);
+    assert.equal((await storage.findById(next.id))!.credits!.remaining, 1_490);
+    later(made);
+    assert.equal((await open().authorize(next.key)).creditResult?.remaining, 1_489);
+  });
+
+  it("a pool top-up written key by key (no setTenantPool) whose read of the tenant's keys missed a joining key, its write landing after the key joined: the top-up reads them again and writes the joined key", async () => {
+    const made = restartable(start);
+    const { storage, open } = made;
+    Object.assign(storage, { setTenantPool: undefined });
+    let held: string | undefined;
+    const write = holdAt(storage, "setCredits", (recordId) => recordId === held);
+    const service = open();
+    const plan = { remaining: 100, sharedBy: "tenant" as const };
+    const { id } = await service.create({
+      tenantId: "t1",
+      name: "first",
+      scopes: READ_ORDERS,
+      credits: plan,
+    });
+    const insert = holdAt(storage, "insert");
+    const joining = service.create({
+      tenantId: "t1",
+      name: "joiner",
+      scopes: READ_ORDERS,
+      credits: plan,
+    });
+    await insert.reached;
+    later(made);
+    held = id;
+    const topUp = service.updateCredits("t1", null, { add: 10_000 });
+    await write.reached;
+    insert.release();
+    const joined = await joining;
+    write.release();
+    assert.equal((await topUp).remaining, 10_100);
+    assert.equal((await storage.findById(joined.id))!.credits!.remaining, 10_100);
+    later(made);
+    assert.equal((await open().authorize(joined.key)).creditResult?.remaining, 10_099);
+  });
 
   it("a top-up of the tenant's pool landing between a joining key's pool read and its insert reaches its record: a store reloading from it keeps the top-up", async () => {
     const made = restartable(start);
