@@ -524,8 +524,8 @@ describe("a credit change landing while a key joining the balance is stored", ()
   it("a top-up whose write-back read the tenant's keys before a rotation stored its successor, its write landing after the successor joined: the top-up reads them again and writes the successor", async () => {
     const made = restartable(start);
     const { storage, open } = made;
-    let held: string | undefined;
-    const write = holdAt(storage, "setCredits", (recordId) => recordId === held);
+    const held = { id: "" }; // the record whose write is held, once known
+    const write = holdAt(storage, "setCredits", (recordId) => recordId === held.id);
     const service = open();
     const { id, key } = await service.create({
       tenantId: "t1",
@@ -538,7 +538,7 @@ describe("a credit change landing while a key joining the balance is stored", ()
     const rotating = service.rotate(id);
     await rotation.reached;
     later(made);
-    held = id;
+    held.id = id;
     const topUp = service.updateCredits("t1", id, { add: 500 });
     await write.reached; // it read the tenant's keys: the old one only
     rotation.release();
@@ -554,8 +554,8 @@ describe("a credit change landing while a key joining the balance is stored", ()
     const made = restartable(start);
     const { storage, open } = made;
     Object.assign(storage, { setTenantPool: undefined });
-    let held: string | undefined;
-    const write = holdAt(storage, "setCredits", (recordId) => recordId === held);
+    const held = { id: "" }; // the record whose write is held, once known
+    const write = holdAt(storage, "setCredits", (recordId) => recordId === held.id);
     const service = open();
     const plan = { remaining: 100, sharedBy: "tenant" as const };
     const { id } = await service.create({
@@ -573,7 +573,7 @@ describe("a credit change landing while a key joining the balance is stored", ()
     });
     await insert.reached;
     later(made);
-    held = id;
+    held.id = id;
     const topUp = service.updateCredits("t1", null, { add: 10_000 });
     await write.reached;
     insert.release();
