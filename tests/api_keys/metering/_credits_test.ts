@@ -493,125 +493,117 @@ describe("a credit change landing while a key joining the balance is stored", ()
     store.now = clocks.now;
   };
 
-  for (const how of ["rotate", "limitsOf"] as const) {
-    it(`a top-up of the key's balance landing between the ${how} key's balance read and its insert reaches its record: a store reloading from it keeps the top-up`, async () => {
-      const made = restartable(start);
-      const { storage, open } = made;
-      const service = open();
-      const { id, key } = await service.create({
-        tenantId: "t1",
-        name: "k",
-        scopes: READ_ORDERS,
-        credits: { remaining: 1_000 },
-      });
-      await service.authorize(key, { cost: 10 }); // the store holds 990
-      const { reached, release } = holdAt(storage, how === "rotate" ? "rotate" : "insert");
-      const joining = how === "rotate"
-        ? service.rotate(id)
-        : service.create({ tenantId: "t1", name: "m", scopes: READ_ORDERS, limitsOf: id });
-      await reached; // its copy of the balance is read: 990
+  /**
+   * A service of `made` (`open`), and `race`: `join` held at `method` (its
+   * balance read) while `topUp` lands: done before the key is stored, or
+   * (`late`) its write-back reading the tenant's keys then, its write to key
+   * `firstId` held until the key joined. Answers the top-up and the joined key.
+   */
+  function joinRace(
+    made: ReturnType<typeof restartable>,
+    method: "insert" | "rotate",
+    late: boolean,
+  ) {
+    const held = { id: "" }; // the record whose write is held, once known
+    const write = holdAt(made.storage, "setCredits", (recordId) => recordId === held.id);
+    const race = async (
+      firstId: string,
+      join: () => Promise<{ id: string; key: string }>,
+      topUp: () => Promise<{ remaining: number }>,
+    ) => {
+      const stored = holdAt(made.storage, method);
+      const joining = join();
+      await stored.reached;
       later(made);
-      assert.equal((await service.updateCredits("t1", id, { add: 500 })).remaining, 1_490);
-      release();
+      if (late) held.id = firstId;
+      const toppedUp = topUp();
+      await (late ? write.reached : toppedUp);
+      stored.release();
       const joined = await joining;
-      assert.equal((await storage.findById(joined.id))!.credits!.remaining, 1_490);
-      // The balance is lost (the process restarts): it reloads from the joined key, spending first.
-      later(made);
-      assert.equal((await open().authorize(joined.key)).creditResult?.remaining, 1_489);
-    });
+      write.release();
+      return { balance: await toppedUp, joined };
+    };
+    return { service: made.open(), race };
   }
 
-  it("a top-up whose write-back read the tenant's keys before a rotation stored its successor, its write landing after the successor joined: the top-up reads them again and writes the successor", async () => {
-    const made = restartable(start);
-    const { storage, open } = made;
-    const held = { id: "" }; // the record whose write is held, once known
-    const write = holdAt(storage, "setCredits", (recordId) => recordId === held.id);
-    const service = open();
-    const { id, key } = await service.create({
-      tenantId: "t1",
-      name: "k",
-      scopes: READ_ORDERS,
-      credits: { remaining: 1_000 },
-    });
-    await service.authorize(key, { cost: 10 });
-    const rotation = holdAt(storage, "rotate");
-    const rotating = service.rotate(id);
-    await rotation.reached;
-    later(made);
-    held.id = id;
-    const topUp = service.updateCredits("t1", id, { add: 500 });
-    await write.reached; // it read the tenant's keys: the old one only
-    rotation.release();
-    const next = await rotating; // joined: the old key's copy is not written yet
-    write.release();
-    assert.equal((await topUp).remaining, 1_490);
-    assert.equal((await storage.findById(next.id))!.credits!.remaining, 1_490);
-    later(made);
-    assert.equal((await open().authorize(next.key)).creditResult?.remaining, 1_489);
-  });
-
-  it("a pool top-up written key by key (no setTenantPool) whose read of the tenant's keys missed a joining key, its write landing after the key joined: the top-up reads them again and writes the joined key", async () => {
-    const made = restartable(start);
-    const { storage, open } = made;
-    Object.assign(storage, { setTenantPool: undefined });
-    const held = { id: "" }; // the record whose write is held, once known
-    const write = holdAt(storage, "setCredits", (recordId) => recordId === held.id);
-    const service = open();
-    const plan = { remaining: 100, sharedBy: "tenant" as const };
-    const { id } = await service.create({
-      tenantId: "t1",
-      name: "first",
-      scopes: READ_ORDERS,
-      credits: plan,
-    });
-    const insert = holdAt(storage, "insert");
-    const joining = service.create({
-      tenantId: "t1",
-      name: "joiner",
-      scopes: READ_ORDERS,
-      credits: plan,
-    });
-    await insert.reached;
-    later(made);
-    held.id = id;
-    const topUp = service.updateCredits("t1", null, { add: 10_000 });
-    await write.reached;
-    insert.release();
-    const joined = await joining;
-    write.release();
-    assert.equal((await topUp).remaining, 10_100);
-    assert.equal((await storage.findById(joined.id))!.credits!.remaining, 10_100);
-    later(made);
-    assert.equal((await open().authorize(joined.key)).creditResult?.remaining, 10_099);
-  });
-
-  it("a top-up of the tenant's pool landing between a joining key's pool read and its insert reaches its record: a store reloading from it keeps the top-up", async () => {
-    const made = restartable(start);
-    const { storage, open } = made;
-    const service = open();
-    const plan = { remaining: 100, sharedBy: "tenant" as const };
-    await service.create({ tenantId: "t1", name: "first", scopes: READ_ORDERS, credits: plan });
-    const { reached, release } = holdAt(storage, "insert");
-    const joining = service.create({
-      tenantId: "t1",
-      name: "joiner",
-      scopes: READ_ORDERS,
-      credits: { remaining: 5, pool: { remaining: 100 } },
-    });
-    await reached; // its copy of the pool is read: 100
-    later(made);
-    assert.equal((await service.updateCredits("t1", null, { add: 10_000 })).remaining, 10_100);
-    release();
-    const joined = await joining;
-    const credits = (await storage.findById(joined.id))!.credits!;
-    assert.deepEqual([credits.remaining, credits.pool?.remaining], [5, 10_100]);
-    later(made);
-    const context = await open().authorize(joined.key);
-    assert.deepEqual(
-      [context.creditResult?.remaining, context.tenantCreditResult?.remaining],
-      [4, 10_099],
+  /** Landing before the key is stored, or (`late`) written after it joined. */
+  const cases = [
+    ["rotate", false],
+    ["limitsOf", false],
+    ["rotate", true],
+  ] as const;
+  for (const [how, late] of cases) {
+    it(
+      late
+        ? "a top-up whose write-back read the tenant's keys before a rotation stored its successor, its write landing after the successor joined: the top-up reads them again and writes the successor"
+        : `a top-up of the key's balance landing between the ${how} key's balance read and its insert reaches its record: a store reloading from it keeps the top-up`,
+      async () => {
+        const made = restartable(start);
+        const { storage, open } = made;
+        const { service, race } = joinRace(made, how === "rotate" ? "rotate" : "insert", late);
+        const { id, key } = await service.create({
+          tenantId: "t1",
+          name: "k",
+          scopes: READ_ORDERS,
+          credits: { remaining: 1_000 },
+        });
+        await service.authorize(key, { cost: 10 }); // the store holds 990
+        const { balance, joined } = await race(
+          id,
+          () =>
+            how === "rotate"
+              ? service.rotate(id)
+              : service.create({ tenantId: "t1", name: "m", scopes: READ_ORDERS, limitsOf: id }),
+          () => service.updateCredits("t1", id, { add: 500 }),
+        ); // its copy of the balance read: 990
+        assert.equal(balance.remaining, 1_490);
+        assert.equal((await storage.findById(joined.id))!.credits!.remaining, 1_490);
+        // The balance is lost (the process restarts): it reloads from the joined key, spending first.
+        later(made);
+        assert.equal((await open().authorize(joined.key)).creditResult?.remaining, 1_489);
+      },
     );
-  });
+  }
+
+  for (const late of [false, true]) {
+    it(
+      late
+        ? "a pool top-up written key by key (no setTenantPool) whose read of the tenant's keys missed a joining key, its write landing after the key joined: the top-up reads them again and writes the joined key"
+        : "a top-up of the tenant's pool landing between a joining key's pool read and its insert reaches its record: a store reloading from it keeps the top-up",
+      async () => {
+        const made = restartable(start);
+        const { storage, open } = made;
+        if (late) Object.assign(storage, { setTenantPool: undefined });
+        const { service, race } = joinRace(made, "insert", late);
+        const { id } = await service.create({
+          tenantId: "t1",
+          name: "first",
+          scopes: READ_ORDERS,
+          credits: { remaining: 100, sharedBy: "tenant" },
+        });
+        const { balance, joined } = await race(
+          id,
+          () =>
+            service.create({
+              tenantId: "t1",
+              name: "joiner",
+              scopes: READ_ORDERS,
+              credits: { remaining: 5, pool: { remaining: 100 } },
+            }),
+          () => service.updateCredits("t1", null, { add: 10_000 }),
+        ); // its copy of the pool read: 100
+        assert.equal(balance.remaining, 10_100);
+        const credits = (await storage.findById(joined.id))!.credits!;
+        assert.deepEqual([credits.remaining, credits.pool?.remaining], [5, 10_100]);
+        later(made);
+        const context = await open().authorize(joined.key);
+        assert.deepEqual(
+          [context.creditResult?.remaining, context.tenantCreditResult?.remaining],
+          [4, 10_099],
+        );
+      },
+    );
+  }
 });
 
 describe("listSummaries with credits", () => {
