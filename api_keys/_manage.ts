@@ -302,9 +302,11 @@ export class ManageFlow {
           changes.allowedIpCidrs = change(allowlist, record.allowedIpCidrs);
         }
         const audit = s.audit?.entry(old.tenantId, "key.rotated", context, "app", old, changes);
-        await (tenantId === undefined
-          ? s.storage.rotate(rotation, audit)
-          : s.storage.rotateForTenant(tenantId, rotation, audit));
+        const answer =
+          await (tenantId === undefined
+            ? s.storage.rotate(rotation, audit)
+            : s.storage.rotateForTenant(tenantId, rotation, audit));
+        if (answer === undefined) await this.#wonRotation(old.id, record.id, now);
       },
     );
     const joinFailure = await this.#credits.joined(record);
@@ -572,6 +574,19 @@ export class ManageFlow {
         throw new ApiKeyPrefixCollisionError(operation, attempt, error);
       }
     }
+  }
+
+  /**
+   * After a rotation of `oldId` to `newId` a storage written for the spec
+   * answered nothing for (its `rotate` maybe not atomic): refused with
+   * `api_key_not_rotatable`, `newId` revoked, unless the old record names `newId`
+   * (two concurrent rotations both past its check: the one written last won).
+   */
+  async #wonRotation(oldId: string, newId: string, now: Date): Promise<void> {
+    const s = this.#s;
+    if ((await s.storage.findById(oldId))?.replacedByKeyId === newId) return;
+    await s.storage.revoke(newId, now);
+    throw new ApiKeyOperationError("api_key_not_rotatable");
   }
 
   /** Whether a storage failure writing `record` came from another record holding its prefix. */

@@ -239,6 +239,11 @@ function sameRefill(a: Credits, b: Credits): boolean {
   return written(a.refill) === written(b.refill);
 }
 
+/** Whether copy `a` of a balance was written after copy `b`. */
+function newer(a: Credits & { updatedAt: Date }, b: Credits & { updatedAt: Date }): boolean {
+  return a.updatedAt.getTime() > b.updatedAt.getTime();
+}
+
 /**
  * Credits of a service: built from the options `limiter` and
  * `persistIntervalMs` (a `TypeError` naming a bad one after `label`).
@@ -459,7 +464,7 @@ export class CreditBook {
         owner: { kind: "key", id: balanceKeyId },
         stored: own,
         write: (remaining, at, refill) =>
-          this.#writeBackOwn(tenantId, balanceKeyId, remaining, at, refill),
+          this.#writeBackOwn(tenantId, balanceKeyId, remaining, at, refill, true),
       };
     });
   }
@@ -481,7 +486,8 @@ export class CreditBook {
         subject: poolBalance(tenantId, pool).subject,
         owner: { kind: "tenant", id: tenantId },
         stored: pool,
-        write: (remaining, at, refill) => this.#writeBackPool(tenantId, remaining, at, refill),
+        write: (remaining, at, refill) =>
+          this.#writeBackPool(tenantId, remaining, at, refill, true),
       };
     });
   }
@@ -788,7 +794,8 @@ export class CreditBook {
   /**
    * Writes key `balanceKeyId`'s own balance `remaining` at `at` (and refill
    * rule `refill` when given; `null`: none) to every key of tenant `tenantId`
-   * spending it: a minted key is on no rotation chain.
+   * spending it: a minted key is on no rotation chain. `again`: a change's,
+   * its keys read again once written (see `#writeTenant`).
    */
   async #writeBackOwn(
     tenantId: string,
@@ -796,12 +803,14 @@ export class CreditBook {
     remaining: number,
     at: Date,
     refill?: CreditRefill | null,
+    again = false,
   ): Promise<void> {
     await this.#writeTenant(
       tenantId,
       refill,
       (credits, id) =>
         balanceKeyOf(credits, id) === balanceKeyId ? { which: "own", remaining, at } : undefined,
+      again,
     );
   }
 
@@ -810,45 +819,49 @@ export class CreditBook {
    * given; `null`: none) to every key of tenant `tenantId` spending it: a
    * balance in one step with the storage's `setTenantPool`, else (and a rule
    * always) read from every key of the tenant and written one by one.
+   * `again`: a change's, its keys read again once written (see `#writeTenant`).
    */
   async #writeBackPool(
     tenantId: string,
     remaining: number,
     at: Date,
     refill?: CreditRefill | null,
+    again = false,
   ): Promise<void> {
     const setCredits = this.#storage.setCredits;
     if (setCredits === undefined) return;
     const setTenantPool = this.#storage.setTenantPool;
+    const write = (credits: ApiKeyCredits): BalanceWrite | undefined =>
+      creditPartsOf(credits).pool === undefined ? undefined : { which: "pool", remaining, at };
     if (setTenantPool !== undefined && refill === undefined) {
       for (const prefix of await setTenantPool(tenantId, remaining, at)) this.#rewritten(prefix);
+      if (again) await this.#writeTenant(tenantId, undefined, write, true, 1);
       return;
     }
-    await this.#writeTenant(
-      tenantId,
-      refill,
-      (credits) =>
-        creditPartsOf(credits).pool === undefined ? undefined : { which: "pool", remaining, at },
-    );
+    await this.#writeTenant(tenantId, refill, write, again);
   }
 
   /**
    * Writes the balance `write` names for each record of tenant `tenantId` (its
    * `"own"` or its `"pool"` copy, `remaining` at `at`; `undefined`: none), and
    * refill rule `refill` when given (`null`: none), read from every key of the
-   * tenant and written one by one (each `rewritten`). With a rule,
-   * the tenant's keys are read again once written, and a record spending the
-   * balance under another rule is written too: a key that joined it meanwhile
-   * (created or rotated with the old rule, stored after the first read).
+   * tenant and written one by one (each `rewritten`). With a rule or
+   * `again` (a change's), the tenant's keys are read again once written, and
+   * a record spending the balance under another rule or with an older copy is
+   * written too: a key that joined it meanwhile (its copy read before the
+   * change, stored after the first read; `CreditBook.joined` covers one stored
+   * before it). `pass` 1: only that second read.
    */
   async #writeTenant(
     tenantId: string,
     refill: CreditRefill | null | undefined,
     write: (credits: ApiKeyCredits, id: string) => BalanceWrite | undefined,
+    again = false,
+    pass = 0,
   ): Promise<void> {
     const setCredits = this.#storage.setCredits;
     if (setCredits === undefined) return;
-    for (let pass = 0; pass < (refill === undefined ? 1 : 2); pass++) {
+    for (; pass < (refill === undefined && !again ? 1 : 2); pass++) {
       for (const record of await this.#storage.listByTenant(tenantId, true)) {
         const credits = record.credits;
         const written = credits && write(credits, record.id);
@@ -856,7 +869,9 @@ export class CreditBook {
         const { which, remaining, at } = written;
         const part = which === "own" ? credits! : creditPartsOf(credits!).pool!;
         const ruled = withRule(part, refill);
-        if (pass === 1 && sameRefill(part, ruled)) continue;
+        if (pass === 1 && sameRefill(part, ruled) && part.updatedAt.getTime() >= at.getTime()) {
+          continue;
+        }
         const balance = { ...ruled, remaining, updatedAt: at };
         await setCredits(record.id, which === "own" ? balance : withPool(credits!, balance));
         this.#rewritten(record.prefix);
@@ -866,10 +881,11 @@ export class CreditBook {
 
   /**
    * A new `record` (created or rotated) once stored: a balance it shares
-   * whose refill rule a change wrote while it was made (its copy read before
-   * the change, stored after) is copied from the balance's newest record (the
-   * pool's newest copy; the first key of its own balance's), so it never
-   * spends by the old rule. Never rejects: a storage failure is logged once
+   * that a change wrote while it was made (its copy read before the change,
+   * stored after: a new refill rule, or a newer balance such as a top-up) is
+   * copied from the balance's newest record (the pool's newest copy; the first
+   * key of its own balance's), so it never spends by the old rule and a store
+   * reloading the balance from it keeps the change. Never rejects: a storage failure is logged once
    * per outage and resolved (`undefined`: none), the key being stored (its
    * secret must be handed out); the balance's next rule change writes it.
    */
@@ -891,14 +907,19 @@ export class CreditBook {
     const { own, pool } = creditPartsOf(record.credits);
     let written = record.credits;
     const newest = pool && await this.#tenantPool(record.tenantId);
-    if (newest !== undefined && !sameRefill(newest, pool!)) written = withPool(written, newest);
+    if (newest !== undefined && (!sameRefill(newest, pool!) || newer(newest, pool!))) {
+      written = withPool(written, newest);
+    }
     const first = own?.balanceKeyId === undefined
       ? null
       : await this.#storage.findById(own.balanceKeyId);
     const kept = first?.tenantId === record.tenantId
       ? first.credits && creditPartsOf(first.credits).own
       : undefined;
-    if (kept !== undefined && kept.balanceKeyId === undefined && !sameRefill(kept, own!)) {
+    if (
+      kept !== undefined && kept.balanceKeyId === undefined &&
+      (!sameRefill(kept, own!) || newer(kept, own!))
+    ) {
       const { remaining, updatedAt } = kept;
       written = withRule({ ...written, remaining, updatedAt }, kept.refill ?? null);
     }

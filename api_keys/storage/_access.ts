@@ -704,8 +704,11 @@ export class StorageAccess {
     return this.#call("insert", () => this.#storage.insert(record, ...this.#with(audit)), ignore);
   }
 
-  /** `rotate` (with `audit`, appended in the same step). */
-  rotate(input: RotateApiKeyStorageInput, audit?: AuditAppend): Promise<void> {
+  /**
+   * `rotate` (with `audit`, appended in the same step), answering `"rotated"`,
+   * or nothing from a storage written for the spec.
+   */
+  rotate(input: RotateApiKeyStorageInput, audit?: AuditAppend): Promise<"rotated" | undefined> {
     return this.#call(
       "rotate",
       () => this.#storage.rotate(input, ...this.#with(audit)),
@@ -736,13 +739,14 @@ export class StorageAccess {
 
   /**
    * `rotate` of a record of `tenantId`: through `rotateForTenant` when the
-   * storage has it, else `rotate` (the caller checked the tenant on a read).
+   * storage has it, else `rotate` (the caller checked the tenant on a read);
+   * answered as `rotate`.
    */
   rotateForTenant(
     tenantId: string,
     input: RotateApiKeyStorageInput,
     audit?: AuditAppend,
-  ): Promise<void> {
+  ): Promise<"rotated" | undefined> {
     const forTenant = this.#forTenant;
     if (forTenant === undefined) return this.rotate(input, audit);
     return this.#call(

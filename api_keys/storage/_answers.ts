@@ -578,13 +578,14 @@ export function readRotationWait(value: unknown): ApiKeyRotationWait | null {
 
 /**
  * Reads the answer of `rotate`: `"rotated"` or nothing (a storage written for
- * the spec) is done; `"not_rotatable"` throws `api_key_not_rotatable`.
+ * the spec) is done, and answered; `"not_rotatable"` throws `api_key_not_rotatable`.
  */
-export function readRotateAnswer(value: unknown): void {
+export function readRotateAnswer(value: unknown): "rotated" | undefined {
   if (value === "not_rotatable") throw new ApiKeyOperationError("api_key_not_rotatable");
   if (value !== undefined && value !== "rotated") {
     throw new Error('answer is not "rotated", "not_rotatable" or nothing');
   }
+  return value;
 }
 
 /**

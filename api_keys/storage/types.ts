@@ -193,7 +193,9 @@ export interface ApiKeyStorage {
    * neither rotated nor revoked, and answers `"rotated"`; else leaves nothing
    * usable and answers `"not_rotatable"` (unknown id: rejects with
    * `api_key_record_not_found`). A storage written for the spec may answer
-   * nothing on success and reject with `api_key_not_rotatable`.
+   * nothing on success and reject with `api_key_not_rotatable`; the service
+   * then reads the old record back and refuses (revoking `newRecord`) unless
+   * its `replacedByKeyId` is `newRecord.id`.
    */
   rotate(
     input: RotateApiKeyStorageInput,

@@ -13,6 +13,7 @@ import {
   InMemoryApiKeyStorage,
   parseKey,
   PrismaApiKeyStorage,
+  type RotateApiKeyStorageInput,
 } from "../../api_keys/mod.ts";
 import { fakePrismaClient } from "./storage/fake_prisma.ts";
 import { createRateLimiter } from "../../rate_limits/limiter.ts";
@@ -494,6 +495,96 @@ describe("a stored expiresAt that is not a valid date counts as expired", () => 
       rotatedAt: new Date(clocks.now),
     });
     assert.equal((await rejection(service.verify(key))).code, "api_key_expired");
+  });
+});
+
+/** Waits, at each call, until `n` calls have been made. */
+function barrier(n: number): () => Promise<void> {
+  let count = 0;
+  let open = () => {};
+  const opened = new Promise<void>((resolve) => open = resolve);
+  return async () => {
+    if (++count === n) open();
+    await opened;
+  };
+}
+
+/**
+ * A storage written for the spec: the seven operations over `inner`, its
+ * `rotate` not atomic (read and check, insert, then write the old record,
+ * answering nothing); `step` is awaited after the check and after the write.
+ */
+function specStorage(inner: InMemoryApiKeyStorage, step: () => Promise<void>): ApiKeyStorage {
+  const rotated = new Map<string, Pick<ApiKeyRecord, "rotatedAt" | "replacedByKeyId">>();
+  const read = async (record: Promise<ApiKeyRecord | null>) => {
+    const found = await record;
+    return found === null ? null : { ...found, ...rotated.get(found.id) };
+  };
+  return overrideStorage(inner, {
+    findById: (id: string) => read(inner.findById(id)),
+    findByPrefix: (prefix: string) => read(inner.findByPrefix(prefix)),
+    rotate: async (input: RotateApiKeyStorageInput) => {
+      const old = await read(inner.findById(input.oldKeyId));
+      if (old === null || old.rotatedAt !== null || old.revokedAt !== null) {
+        throw new ApiKeyOperationError("api_key_not_rotatable");
+      }
+      await step();
+      await inner.insert(input.newRecord);
+      // The last writer wins.
+      rotated.set(old.id, { rotatedAt: input.rotatedAt, replacedByKeyId: input.newRecord.id });
+      await step();
+    },
+  });
+}
+
+describe("rotate over a storage written for the spec (rotate answers nothing)", () => {
+  it("two concurrent rotations both past its check: the one the old record does not name is revoked and refused, no event for it", async () => {
+    const inner = new InMemoryApiKeyStorage();
+    const { service, events } = makeService({ storage: specStorage(inner, barrier(2)) });
+    const { id } = await service.create({ tenantId: "t", name: "n", scopes: READ_ORDERS });
+    const results = await Promise.allSettled([service.rotate(id), service.rotate(id)]);
+    const won = results.filter((r) => r.status === "fulfilled");
+    assert.equal(won.length, 1);
+    const lost = results.find((r) => r.status === "rejected") as PromiseRejectedResult;
+    assert.equal(lost.reason.code, "api_key_not_rotatable");
+    const winner = (won[0] as PromiseFulfilledResult<{ id: string; key: string }>).value;
+    const successors = (await inner.listByTenant("t", { includeRevoked: true }))
+      .filter((record) => record.id !== id);
+    assert.equal(successors.length, 2);
+    for (const record of successors) {
+      assert.equal(record.revokedAt === null, record.id === winner.id, record.id);
+    }
+    assert.equal((await service.verify(winner.key)).keyId, winner.id);
+    assert.deepEqual(
+      events.filter((event) => event.type === "api_key.rotated").map((event) =>
+        event.type === "api_key.rotated" && event.newKeyId
+      ),
+      [winner.id],
+    );
+  });
+
+  it('reads the old record back only when rotate answers nothing: no extra read for a storage answering "rotated"', async () => {
+    const reads: number[] = [];
+    for (const answered of [true, false]) {
+      const inner = new InMemoryApiKeyStorage();
+      let count = 0;
+      const storage = overrideStorage(inner, {
+        findById: (id: string) => {
+          count++;
+          return inner.findById(id);
+        },
+        rotate: async (input: RotateApiKeyStorageInput) => {
+          const answer = await inner.rotate(input);
+          return answered ? answer : undefined;
+        },
+      });
+      const { service } = makeService({ storage });
+      const { id } = await service.create({ tenantId: "t", name: "n", scopes: READ_ORDERS });
+      count = 0;
+      await service.rotate(id);
+      reads.push(count);
+    }
+    assert.equal(reads[1], reads[0] + 1, `findById calls: ${reads}`);
   });
 });
 

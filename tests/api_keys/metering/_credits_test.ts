@@ -80,7 +80,34 @@ function restartable(startMs: number) {
       clock: clocks.clock,
       monotonicClock: clocks.monotonicClock,
     }).service;
-  return { clocks, store, open };
+  return { clocks, store, storage, open };
+}
+
+/**
+ * Holds `storage`'s `method` once called (`when` its arguments say so):
+ * `reached` resolves when it is, and it runs on `release()`. Wrapped before
+ * the service is made for `setCredits` (the service takes it then).
+ */
+function holdAt(
+  storage: InMemoryApiKeyStorage,
+  method: "insert" | "rotate" | "setCredits",
+  when: (...args: unknown[]) => boolean = () => true,
+) {
+  let release = () => {};
+  let reach = () => {};
+  const held = new Promise<void>((resolve) => release = resolve);
+  const reached = new Promise<void>((resolve) => reach = resolve);
+  const inner = storage[method].bind(storage) as (...args: unknown[]) => Promise<unknown>;
+  Object.assign(storage, {
+    [method]: async (...args: unknown[]) => {
+      if (when(...args)) {
+        reach();
+        await held;
+      }
+      return await inner(...args);
+    },
+  });
+  return { reached, release };
 }
 
 /** A storage with credits but without the tenant-bound capability (read, then act). */
@@ -455,6 +482,128 @@ describe("ApiKeysService.updateCredits", () => {
       { numRuns: 60 },
     );
   });
+});
+
+describe("a credit change landing while a key joining the balance is stored", () => {
+  const start = Date.parse("2030-01-10T08:00:00.000Z");
+
+  /** Moves the service's clock and the store's 1 s on. */
+  const later = ({ clocks, store }: ReturnType<typeof restartable>) => {
+    clocks.advance(1_000);
+    store.now = clocks.now;
+  };
+
+  /**
+   * A service of `made` (`open`), and `race`: `join` held at `method` (its
+   * balance read) while `topUp` lands: done before the key is stored, or
+   * (`late`) its write-back reading the tenant's keys then, its write to key
+   * `firstId` held until the key joined. Answers the top-up and the joined key.
+   */
+  function joinRace(
+    made: ReturnType<typeof restartable>,
+    method: "insert" | "rotate",
+    late: boolean,
+  ) {
+    const held = { id: "" }; // the record whose write is held, once known
+    const write = holdAt(made.storage, "setCredits", (recordId) => recordId === held.id);
+    const race = async (
+      firstId: string,
+      join: () => Promise<{ id: string; key: string }>,
+      topUp: () => Promise<{ remaining: number }>,
+    ) => {
+      const stored = holdAt(made.storage, method);
+      const joining = join();
+      await stored.reached;
+      later(made);
+      if (late) held.id = firstId;
+      const toppedUp = topUp();
+      await (late ? write.reached : toppedUp);
+      stored.release();
+      const joined = await joining;
+      write.release();
+      return { balance: await toppedUp, joined };
+    };
+    return { service: made.open(), race };
+  }
+
+  /** Landing before the key is stored, or (`late`) written after it joined. */
+  const cases = [
+    ["rotate", false],
+    ["limitsOf", false],
+    ["rotate", true],
+  ] as const;
+  for (const [how, late] of cases) {
+    it(
+      late
+        ? "a top-up whose write-back read the tenant's keys before a rotation stored its successor, its write landing after the successor joined: the top-up reads them again and writes the successor"
+        : `a top-up of the key's balance landing between the ${how} key's balance read and its insert reaches its record: a store reloading from it keeps the top-up`,
+      async () => {
+        const made = restartable(start);
+        const { storage, open } = made;
+        const { service, race } = joinRace(made, how === "rotate" ? "rotate" : "insert", late);
+        const { id, key } = await service.create({
+          tenantId: "t1",
+          name: "k",
+          scopes: READ_ORDERS,
+          credits: { remaining: 1_000 },
+        });
+        await service.authorize(key, { cost: 10 }); // the store holds 990
+        const { balance, joined } = await race(
+          id,
+          () =>
+            how === "rotate"
+              ? service.rotate(id)
+              : service.create({ tenantId: "t1", name: "m", scopes: READ_ORDERS, limitsOf: id }),
+          () => service.updateCredits("t1", id, { add: 500 }),
+        ); // its copy of the balance read: 990
+        assert.equal(balance.remaining, 1_490);
+        assert.equal((await storage.findById(joined.id))!.credits!.remaining, 1_490);
+        // The balance is lost (the process restarts): it reloads from the joined key, spending first.
+        later(made);
+        assert.equal((await open().authorize(joined.key)).creditResult?.remaining, 1_489);
+      },
+    );
+  }
+
+  for (const late of [false, true]) {
+    it(
+      late
+        ? "a pool top-up written key by key (no setTenantPool) whose read of the tenant's keys missed a joining key, its write landing after the key joined: the top-up reads them again and writes the joined key"
+        : "a top-up of the tenant's pool landing between a joining key's pool read and its insert reaches its record: a store reloading from it keeps the top-up",
+      async () => {
+        const made = restartable(start);
+        const { storage, open } = made;
+        if (late) Object.assign(storage, { setTenantPool: undefined });
+        const { service, race } = joinRace(made, "insert", late);
+        const { id } = await service.create({
+          tenantId: "t1",
+          name: "first",
+          scopes: READ_ORDERS,
+          credits: { remaining: 100, sharedBy: "tenant" },
+        });
+        const { balance, joined } = await race(
+          id,
+          () =>
+            service.create({
+              tenantId: "t1",
+              name: "joiner",
+              scopes: READ_ORDERS,
+              credits: { remaining: 5, pool: { remaining: 100 } },
+            }),
+          () => service.updateCredits("t1", null, { add: 10_000 }),
+        ); // its copy of the pool read: 100
+        assert.equal(balance.remaining, 10_100);
+        const credits = (await storage.findById(joined.id))!.credits!;
+        assert.deepEqual([credits.remaining, credits.pool?.remaining], [5, 10_100]);
+        later(made);
+        const context = await open().authorize(joined.key);
+        assert.deepEqual(
+          [context.creditResult?.remaining, context.tenantCreditResult?.remaining],
+          [4, 10_099],
+        );
+      },
+    );
+  }
 });
 
 describe("listSummaries with credits", () => {
