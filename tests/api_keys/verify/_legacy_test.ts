@@ -357,6 +357,23 @@ describe("upgrade on use", () => {
     assert.equal(calls.length, 1, "current records are never re-hashed");
   });
 
+  it("an instance whose current version is older leaves a newer record alone: no downgrade, nothing to upgrade", async () => {
+    const inner = new InMemoryApiKeyStorage();
+    const peppers = { 1: PEPPER_1, 2: PEPPER_2 };
+    const newer = makeService({ storage: inner, peppers });
+    const created = await newer.service.create({ tenantId: "t", name: "v2", scopes: READ });
+    const { storage, calls } = recordingReplace(inner);
+    // A rolling rotation: this instance still has version 1 current.
+    const pinned = makeService({ storage, peppers, currentPepperVersion: 1, cache: false });
+    assert.equal((await pinned.service.verify(created.key)).keyId, created.id);
+    await settleDetached();
+    assert.equal(calls.length, 0, "no replaceHash");
+    assert.equal((await inner.findById(created.id))!.pepperVersion, 2);
+    const report = await makeService({ storage: inner, peppers, currentPepperVersion: 1 })
+      .service.hashReport();
+    assert.deepEqual([report.currentPepperVersion, report.toUpgrade], [1, 0]);
+  });
+
   it("a record whose hash changed underneath is left alone, without an event", async () => {
     const { key, inner } = await peppered();
     const elsewhere = {
