@@ -585,6 +585,36 @@ describe("knowing when to retire: hashReport and retiredPepperVersions", () => {
     await makeService({ storage: inner, peppers: { 2: PEPPER_2 } }).service.ready();
   });
 
+  it("a record on a retired version, or on sha256, stored after start verifies as invalid, with a warning", async () => {
+    const { inner, onOne, plain } = await mixed();
+    const warn = console.warn;
+    const lines: string[] = [];
+    console.warn = (line: string) => lines.push(line);
+    try {
+      for (const retiredPepperVersions of [[1], []]) {
+        const { service, events } = makeService({
+          storage: inner,
+          peppers: { 1: PEPPER_1, 2: PEPPER_2 },
+          cache: false,
+          retiredPepperVersions,
+          ...LEGACY,
+        });
+        // Start passed before these records came (a restore, a write of another system).
+        if (retiredPepperVersions.length > 0) {
+          await assert.rejects(service.verify(onOne.key), { code: "api_key_invalid" });
+        }
+        await assert.rejects(service.verify(plain.raw), { code: "api_key_invalid" });
+        await settleDetached();
+        assert.deepEqual(events.filter((e) => e.type !== "api_key.auth_failed"), []);
+      }
+    } finally {
+      console.warn = warn;
+    }
+    assert.equal((await inner.findById(onOne.id))!.pepperVersion, 1, "not upgraded");
+    assert.match(lines.join("\n"), /pepper version 1, which is retired/);
+    assert.match(lines.join("\n"), /sha256, which is retired/);
+  });
+
   it("fails to start when the storage is down, and refuses bad options at construction", async () => {
     const inner = new InMemoryApiKeyStorage();
     const down = Object.assign(overrideStorage(inner, {}), {
