@@ -34,6 +34,20 @@ export function needsUpgrade(
   return (hashScheme ?? CURRENT_HASH_SCHEME) !== CURRENT_HASH_SCHEME || pepperVersion < current;
 }
 
+/**
+ * Whether `retiredPepperVersions` (`retired`; undefined: not set) retires a
+ * record on `hashScheme` and `pepperVersion`: a listed version, or `sha256`
+ * whenever the option is set. Start refuses such usable records, an import
+ * refuses them, and verify treats them as on an unconfigured version.
+ */
+export function isRetired(
+  retired: readonly number[] | undefined,
+  hashScheme: ApiKeyRecord["hashScheme"],
+  pepperVersion: number,
+): boolean {
+  return retired !== undefined && (hashScheme === "sha256" || retired.includes(pepperVersion));
+}
+
 /** Most records whose upgrade is remembered as attempted (the oldest is forgotten first). */
 const MAX_ATTEMPTS_REMEMBERED = 100_000;
 
@@ -164,7 +178,7 @@ export async function checkReady(s: HashSettings): Promise<void> {
   if (retired === undefined) return;
   const report = await hashReport(s);
   const stranded = report.counts.filter(({ hashScheme, pepperVersion }) =>
-    hashScheme === "sha256" || retired.includes(pepperVersion)
+    isRetired(retired, hashScheme, pepperVersion)
   );
   if (stranded.length === 0) return;
   const total = stranded.reduce((sum, { count }) => sum + count, 0);
