@@ -17,6 +17,8 @@ import { importNestarcKey, legacyRecord, nestarcHash, nestarcKey, plainSha256 } 
 import { crc32Ascii } from "../../../api_keys/key_format.ts";
 import { encodeBase62Fixed } from "../../../api_keys/_base62.ts";
 import { makeService, overrideStorage, PEPPER_1, PEPPER_2, spyStorage } from "../helpers.ts";
+import { spyHasher } from "../../reliability/harness.ts";
+import { sha256 } from "@noble/hashes/sha2";
 import { eventually } from "../../eventually.ts";
 
 const LEGACY = { legacyKeyLayouts: ["nestarc-v0" as const] };
@@ -264,6 +266,84 @@ describe("legacy hash schemes in the verify flow", () => {
     });
     const { service } = makeService({ storage, cache: false, ...LEGACY });
     await assert.rejects(service.verify(key.raw), ApiKeyStorageError);
+  });
+});
+
+/** Counts the synchronous SHA-256 digests of `@noble/hashes` (the legacy digests). */
+function countDigests() {
+  const prototype = Object.getPrototypeOf(sha256.create()) as Record<string, unknown>;
+  const digestInto = prototype.digestInto as (...args: unknown[]) => unknown;
+  const counter = {
+    digests: 0,
+    restore: () => Object.defineProperty(prototype, "digestInto", { value: digestInto }),
+  };
+  Object.defineProperty(prototype, "digestInto", {
+    configurable: true,
+    writable: true,
+    value: function (this: unknown, ...args: unknown[]) {
+      counter.digests++;
+      return digestInto.apply(this, args);
+    },
+  });
+  return counter;
+}
+
+describe("legacy hash schemes without legacyKeyLayouts (dropped last)", () => {
+  it("a legacy-scheme record is refused after an unknown prefix's work: no legacy digest, one HMAC verification, api_key_invalid", async () => {
+    const revokedAt = new Date("2029-12-01T00:00:00.000Z");
+    const peppered = nestarcKey("ak");
+    const plain = nestarcKey("ak");
+    const usable = nestarcKey("ak");
+    const storage = await storageWith(
+      legacyRecord(peppered, nestarcHash(peppered.secret, PEPPER_1), {
+        hashScheme: "sha256-pepper",
+        revokedAt,
+      }),
+      legacyRecord(plain, plainSha256(plain.secret), {
+        hashScheme: "sha256",
+        pepperVersion: 0,
+        revokedAt,
+      }),
+      // Imported in the current layout (layout null): its secret is right.
+      legacyRecord(usable, nestarcHash(usable.secret, PEPPER_1), {
+        hashScheme: "sha256-pepper",
+        layout: undefined,
+      }),
+    );
+    const { service, events } = makeService({ storage, cache: false });
+    const wrong = (key: { prefix: string }) =>
+      withChecksum(`ak_live_${key.prefix}_${"Q".repeat(32)}`);
+    const cases = {
+      unknownPrefix: withChecksum(`ak_live_${"U".repeat(12)}_${"Q".repeat(32)}`),
+      sha256PepperRevokedWrong: wrong(peppered),
+      sha256RevokedWrong: wrong(plain),
+      sha256PepperRightSecret: withChecksum(`ak_live_${usable.prefix}_${usable.secret}`),
+    };
+    const seen: Record<string, unknown> = {};
+    for (const [name, raw] of Object.entries(cases)) {
+      await service.verify(raw).catch(() => {}); // warm: keys imported
+      const digests = countDigests();
+      const hasher = spyHasher();
+      let code: string;
+      try {
+        code = await service.verify(raw).then(() => "accepted", (e) => e.code);
+      } finally {
+        digests.restore();
+        hasher.restore();
+      }
+      const calls = hasher.calls.map(({ operation, dataBytes, signatureBytes }) =>
+        `${operation} ${dataBytes}/${signatureBytes}`
+      );
+      seen[name] = { code, digests: digests.digests, calls, key: hasher.calls[0]?.key };
+    }
+    for (const name of Object.keys(cases)) assert.deepEqual(seen[name], seen.unknownPrefix, name);
+    assert.deepEqual(seen.unknownPrefix, {
+      code: "api_key_invalid",
+      digests: 0,
+      calls: ["verify 32/32"],
+      key: (seen.unknownPrefix as { key: CryptoKey }).key,
+    });
+    assert.deepEqual(events.filter((e) => e.type !== "api_key.auth_failed"), []);
   });
 });
 
