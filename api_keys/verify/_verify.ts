@@ -19,6 +19,7 @@ import { API_KEY_SECRET_LENGTH, type LayoutParsedKey, redactApiKeys } from "../k
 import { acceptedUntilMs } from "../_accepted_until.ts";
 import { constantTimeEqual } from "./_cache.ts";
 import { FirstUseWatch } from "./_first_use.ts";
+import { CURRENT_HASH_SCHEME } from "../hasher.ts";
 import { isRetired } from "./_legacy.ts";
 import { assertScopeLevel, scopeSatisfies } from "../scopes.ts";
 import type { Settings } from "../_settings.ts";
@@ -733,9 +734,13 @@ export class VerifyFlow {
     // A hash retired by retiredPepperVersions reads as an unconfigured version's.
     const retired = record !== null &&
       isRetired(s.retiredPepperVersions, record.hashScheme, record.pepperVersion);
+    // A legacy scheme's hash is usable only with legacyKeyLayouts (its keys' layouts): without
+    // them its digests, which no other path makes then, would tell that the record exists.
+    const unusable = retired || (record !== null && s.layouts.legacy.length === 0 &&
+      (record.hashScheme ?? CURRENT_HASH_SCHEME) !== CURRENT_HASH_SCHEME);
     // An unknown prefix and a retired pepper cost the hasher what a stored key does.
     const matches =
-      await (record === null || retired
+      await (record === null || unusable
         ? s.hasher.dummyVerify(secret)
         : s.hasher.verify(secret, record.hash, record.pepperVersion, record.hashScheme));
     // With storesLayout, a key verifies only in its record's layout (absent: the current one):
