@@ -29,6 +29,7 @@ import {
 } from "./_input.ts";
 import { validateCreateInput } from "./_key_input.ts";
 import { newRecordId } from "./_uuid_v7.ts";
+import { isRetired } from "./verify/_legacy.ts";
 import { compileKeyLayouts, type LegacyKeyLayout } from "./key_format.ts";
 import { DEFAULT_STORAGE_TIMEOUT_MS, type Settings } from "./_settings.ts";
 import { StorageAccess } from "./storage/_access.ts";
@@ -46,7 +47,17 @@ import type {
  * the hasher only `hasVersion`: an import never hashes.
  */
 export type ImportSettings =
-  & Pick<Settings, "layouts" | "storage" | "clock" | "idFactory" | "audit" | "fleet" | "emitEvent">
+  & Pick<
+    Settings,
+    | "layouts"
+    | "storage"
+    | "clock"
+    | "idFactory"
+    | "audit"
+    | "fleet"
+    | "emitEvent"
+    | "retiredPepperVersions"
+  >
   & { readonly hasher: Pick<WebCryptoSha256Hasher, "hasVersion"> };
 
 /** A date field: a valid `Date` or ISO string within range, `null`/absent as `null`. */
@@ -144,6 +155,12 @@ function validateImport(
       ? `pepper version ${pepperVersion} is not configured`
       : "must be a configured pepper version";
     fail("pepperVersion", hashScheme === "sha256" ? "must be 0 for sha256" : unknown);
+  }
+  if (isRetired(s.retiredPepperVersions, hashScheme, pepperVersion)) {
+    if (hashScheme === "sha256") {
+      fail("hashScheme", "sha256 is retired (retiredPepperVersions is set)");
+    }
+    fail("pepperVersion", `pepper version ${pepperVersion} is retired (retiredPepperVersions)`);
   }
   if (r.id !== undefined) requireNonEmptyString(r.id, "id");
   if (r.createdBy !== undefined && r.createdBy !== null) {
@@ -406,6 +423,7 @@ export function keyImporter(options: KeyImporterOptions): KeyImporter {
     audit: undefined,
     fleet: undefined,
     emitEvent: undefined,
+    retiredPepperVersions: undefined,
     hasher: { hasVersion: (version) => versions.has(version) },
   };
   const revoke = async (id: string) => {

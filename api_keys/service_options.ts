@@ -64,8 +64,10 @@ export interface ApiKeysServiceOptions {
    * Pepper versions retired (default none: no check). With it, the service
    * refuses to start (`ready()`, the Nest module's init) while usable records
    * remain on one of them or on the `sha256` scheme, naming the count; `[]`
-   * checks `sha256` only. Needs the storage capability `countHashes`; must not
-   * include the current version.
+   * checks `sha256` only. After start too, `importKeys` refuses records on
+   * them (or on `sha256`), and a record on them verifies as `api_key_invalid`,
+   * as on an unconfigured version. Needs the storage capability `countHashes`;
+   * must not include the current version.
    */
   retiredPepperVersions?: readonly number[];
   /**

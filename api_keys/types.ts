@@ -500,7 +500,10 @@ export interface ApiKeyHashReport {
   counts: ApiKeyHashCount[];
   /** Usable records in all. */
   usable: number;
-  /** Usable records not on `hmac-sha256` with the current pepper version (upgraded on use). */
+  /**
+   * Usable records on a legacy scheme or on a pepper version older than the
+   * current one (upgraded on use; a later version is not counted).
+   */
   toUpgrade: number;
 }
 

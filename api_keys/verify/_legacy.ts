@@ -1,6 +1,6 @@
 /**
  * Legacy hashes in `ApiKeysService`: the upgrade on use (a record verified on
- * a legacy hash scheme or an old pepper version is re-hashed with the current
+ * a legacy hash scheme or an older pepper version is re-hashed with the current
  * ones through the storage's `replaceHash`, off the request's path), the
  * hash report, and the retirement check of `ready()`.
  *
@@ -18,6 +18,34 @@ interface HashSettings {
   readonly storage: StorageAccess;
   readonly hasher: WebCryptoSha256Hasher;
   readonly retiredPepperVersions: readonly number[] | undefined;
+}
+
+/**
+ * Whether a record on `hashScheme` (absent: `hmac-sha256`) and `pepperVersion`
+ * is upgraded on use by a service whose current version is `current`: on a
+ * legacy scheme, or on an older version. A later version is left alone (an
+ * instance still on the older one during a rolling rotation, never a downgrade).
+ */
+export function needsUpgrade(
+  hashScheme: ApiKeyRecord["hashScheme"],
+  pepperVersion: number,
+  current: number,
+): boolean {
+  return (hashScheme ?? CURRENT_HASH_SCHEME) !== CURRENT_HASH_SCHEME || pepperVersion < current;
+}
+
+/**
+ * Whether `retiredPepperVersions` (`retired`; undefined: not set) retires a
+ * record on `hashScheme` and `pepperVersion`: a listed version, or `sha256`
+ * whenever the option is set. Start refuses such usable records, an import
+ * refuses them, and verify treats them as on an unconfigured version.
+ */
+export function isRetired(
+  retired: readonly number[] | undefined,
+  hashScheme: ApiKeyRecord["hashScheme"],
+  pepperVersion: number,
+): boolean {
+  return retired !== undefined && (hashScheme === "sha256" || retired.includes(pepperVersion));
 }
 
 /** Most records whose upgrade is remembered as attempted (the oldest is forgotten first). */
@@ -56,7 +84,7 @@ export class HashUpgrade {
   afterVerified(record: Readonly<ApiKeyRecord>, secret: string): void {
     const hashScheme = record.hashScheme ?? CURRENT_HASH_SCHEME;
     const { id, pepperVersion } = record;
-    if (hashScheme === CURRENT_HASH_SCHEME && pepperVersion === this.#hasher.currentVersion) return;
+    if (!needsUpgrade(hashScheme, pepperVersion, this.#hasher.currentVersion)) return;
     const attempted = this.#attempted;
     if (attempted.has(id)) return;
     if (attempted.size >= MAX_ATTEMPTS_REMEMBERED) {
@@ -135,7 +163,7 @@ export async function hashReport(s: HashSettings): Promise<ApiKeyHashReport> {
   let toUpgrade = 0;
   for (const { hashScheme, pepperVersion, count } of counts) {
     usable += count;
-    if (hashScheme !== CURRENT_HASH_SCHEME || pepperVersion !== current) toUpgrade += count;
+    if (needsUpgrade(hashScheme, pepperVersion, current)) toUpgrade += count;
   }
   return { at: new Date(at.getTime()), currentPepperVersion: current, counts, usable, toUpgrade };
 }
@@ -150,7 +178,7 @@ export async function checkReady(s: HashSettings): Promise<void> {
   if (retired === undefined) return;
   const report = await hashReport(s);
   const stranded = report.counts.filter(({ hashScheme, pepperVersion }) =>
-    hashScheme === "sha256" || retired.includes(pepperVersion)
+    isRetired(retired, hashScheme, pepperVersion)
   );
   if (stranded.length === 0) return;
   const total = stranded.reduce((sum, { count }) => sum + count, 0);

@@ -19,6 +19,8 @@ import { API_KEY_SECRET_LENGTH, type LayoutParsedKey, redactApiKeys } from "../k
 import { acceptedUntilMs } from "../_accepted_until.ts";
 import { constantTimeEqual } from "./_cache.ts";
 import { FirstUseWatch } from "./_first_use.ts";
+import { CURRENT_HASH_SCHEME } from "../hasher.ts";
+import { isRetired } from "./_legacy.ts";
 import { assertScopeLevel, scopeSatisfies } from "../scopes.ts";
 import type { Settings } from "../_settings.ts";
 import { keyRateLimits } from "../metering/_limits.ts";
@@ -192,7 +194,7 @@ export class VerifyFlow {
   readonly #s: Settings;
   /** Monotonic time of the last `lastUsedAt` write per key id (the debounce). */
   readonly #lastTouched = new Map<string, number>();
-  readonly #retiredVersionsWarned = new Set<number>();
+  readonly #retiredVersionsWarned = new Set<string>();
   /** Whether a key with limits or credits was refused for want of a limiter (warned once). */
   #noLimiterWarned = false;
   /** Rotations that wait for their new key's first use. */
@@ -729,9 +731,16 @@ export class VerifyFlow {
       throw error;
     }
     traced?.(false);
+    // A hash retired by retiredPepperVersions reads as an unconfigured version's.
+    const retired = record !== null &&
+      isRetired(s.retiredPepperVersions, record.hashScheme, record.pepperVersion);
+    // A legacy scheme's hash is usable only with legacyKeyLayouts (its keys' layouts): without
+    // them its digests, which no other path makes then, would tell that the record exists.
+    const unusable = retired || (record !== null && s.layouts.legacy.length === 0 &&
+      (record.hashScheme ?? CURRENT_HASH_SCHEME) !== CURRENT_HASH_SCHEME);
     // An unknown prefix and a retired pepper cost the hasher what a stored key does.
     const matches =
-      await (record === null
+      await (record === null || unusable
         ? s.hasher.dummyVerify(secret)
         : s.hasher.verify(secret, record.hash, record.pepperVersion, record.hashScheme));
     // With storesLayout, a key verifies only in its record's layout (absent: the current one):
@@ -740,8 +749,11 @@ export class VerifyFlow {
       // A retired pepper is warned about; looked up for an unknown prefix too (version 0 is
       // never configured), so it costs what a stored key does.
       const version = record === null ? 0 : record.pepperVersion;
-      if (!s.hasher.canVerify(record?.hashScheme, version) && record !== null) {
-        this.#warnRetiredVersion(version);
+      if ((retired || !s.hasher.canVerify(record?.hashScheme, version)) && record !== null) {
+        this.#warnRetiredVersion(
+          retired,
+          retired && record.hashScheme === "sha256" ? "sha256" : version,
+        );
       }
       // Counted in a stored key's bucket; an unknown prefix does the same work, counting nothing.
       const at = recording === "nothing"
@@ -999,12 +1011,14 @@ export class VerifyFlow {
     );
   }
 
-  #warnRetiredVersion(version: number): void {
-    if (this.#retiredVersionsWarned.has(version)) return;
-    this.#retiredVersionsWarned.add(version);
-    console.warn(redactApiKeys(
-      `api-keys: a key record uses pepper version ${version}, which is not configured; ` +
-        "such keys verify as invalid",
-    ));
+  /** Warns once per line about records on a retired or unconfigured version (or retired sha256). */
+  #warnRetiredVersion(retired: boolean, version: number | "sha256"): void {
+    const what = version === "sha256" ? "sha256" : `pepper version ${version}`;
+    const why = retired ? "retired (retiredPepperVersions)" : "not configured";
+    const line =
+      `api-keys: a key record uses ${what}, which is ${why}; such keys verify as invalid`;
+    if (this.#retiredVersionsWarned.has(line)) return;
+    this.#retiredVersionsWarned.add(line);
+    console.warn(redactApiKeys(line));
   }
 }

@@ -15,6 +15,7 @@ import { compileSettings } from "../../api_keys/_settings.ts";
 import { makeService, overrideStorage, PEPPER_1, PEPPER_2, rejection } from "./helpers.ts";
 import { nestarcHash, nestarcKey, plainSha256 } from "./verify/nestarc.ts";
 
+const READ = { resource: "orders", level: "read" as const };
 const LEGACY = { legacyKeyLayouts: ["nestarc-v0" as const] };
 
 /** A nestarc export: its keys and their rows as JSON would carry them. */
@@ -330,6 +331,37 @@ describe("importKeys", () => {
       storage: new InMemoryApiKeyStorage(),
     });
     await assert.rejects(importKeys(settings, 42 as never), TypeError);
+  });
+
+  it("with retiredPepperVersions, refuses records on a retired version, and sha256 ones, per record", async () => {
+    const { rows } = nestarcExport(4);
+    const old = makeService({ cache: false });
+    const onOne = await old.service.create({ tenantId: "t", name: "v1", scopes: [READ] });
+    const stored = (await old.storage.findById(onOne.id))!;
+    const plain = nestarcKey("ak");
+    const records: ImportApiKeyRecord[] = [
+      { ...rows[0], id: undefined, pepperVersion: 1, hash: stored.hash, hashScheme: "hmac-sha256" },
+      { ...rows[1], pepperVersion: 1 },
+      { ...rows[2], hash: plainSha256(plain.secret), hashScheme: "sha256", pepperVersion: 0 },
+      { ...rows[3], hash: nestarcHash(plain.secret, PEPPER_2), pepperVersion: 2 },
+    ];
+    records[0] = { ...records[0], prefix: stored.prefix, layout: null };
+    const options = { peppers: { 1: PEPPER_1, 2: PEPPER_2 }, cache: false as const, ...LEGACY };
+    const { service } = makeService({ ...options, retiredPepperVersions: [1] });
+    await service.ready();
+    const result = await service.importKeys(records);
+    assert.equal(result.imported, 1);
+    assert.deepEqual(result.errors.map(({ index, message }) => [index, message]), [
+      [0, "Invalid pepperVersion: pepper version 1 is retired (retiredPepperVersions)"],
+      [1, "Invalid pepperVersion: pepper version 1 is retired (retiredPepperVersions)"],
+      [2, "Invalid hashScheme: sha256 is retired (retiredPepperVersions is set)"],
+    ]);
+    assert.ok(!JSON.stringify(result).includes(stored.hash), "no hash in the errors");
+    await rejection(service.verify(onOne.key));
+    // `[]` retires sha256 alone.
+    const none = makeService({ ...options, retiredPepperVersions: [] });
+    const again = await none.service.importKeys(records.slice(0, 3));
+    assert.deepEqual(again.errors.map(({ index }) => index), [2]);
   });
 
   it("keyImporter needs pepper versions only: the keys it imports verify under the real peppers", async () => {

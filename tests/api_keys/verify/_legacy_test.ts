@@ -17,6 +17,8 @@ import { importNestarcKey, legacyRecord, nestarcHash, nestarcKey, plainSha256 } 
 import { crc32Ascii } from "../../../api_keys/key_format.ts";
 import { encodeBase62Fixed } from "../../../api_keys/_base62.ts";
 import { makeService, overrideStorage, PEPPER_1, PEPPER_2, spyStorage } from "../helpers.ts";
+import { spyHasher } from "../../reliability/harness.ts";
+import { sha256 } from "@noble/hashes/sha2";
 import { eventually } from "../../eventually.ts";
 
 const LEGACY = { legacyKeyLayouts: ["nestarc-v0" as const] };
@@ -267,6 +269,84 @@ describe("legacy hash schemes in the verify flow", () => {
   });
 });
 
+/** Counts the synchronous SHA-256 digests of `@noble/hashes` (the legacy digests). */
+function countDigests() {
+  const prototype = Object.getPrototypeOf(sha256.create()) as Record<string, unknown>;
+  const digestInto = prototype.digestInto as (...args: unknown[]) => unknown;
+  const counter = {
+    digests: 0,
+    restore: () => Object.defineProperty(prototype, "digestInto", { value: digestInto }),
+  };
+  Object.defineProperty(prototype, "digestInto", {
+    configurable: true,
+    writable: true,
+    value: function (this: unknown, ...args: unknown[]) {
+      counter.digests++;
+      return digestInto.apply(this, args);
+    },
+  });
+  return counter;
+}
+
+describe("legacy hash schemes without legacyKeyLayouts (dropped last)", () => {
+  it("a legacy-scheme record is refused after an unknown prefix's work: no legacy digest, one HMAC verification, api_key_invalid", async () => {
+    const revokedAt = new Date("2029-12-01T00:00:00.000Z");
+    const peppered = nestarcKey("ak");
+    const plain = nestarcKey("ak");
+    const usable = nestarcKey("ak");
+    const storage = await storageWith(
+      legacyRecord(peppered, nestarcHash(peppered.secret, PEPPER_1), {
+        hashScheme: "sha256-pepper",
+        revokedAt,
+      }),
+      legacyRecord(plain, plainSha256(plain.secret), {
+        hashScheme: "sha256",
+        pepperVersion: 0,
+        revokedAt,
+      }),
+      // Imported in the current layout (layout null): its secret is right.
+      legacyRecord(usable, nestarcHash(usable.secret, PEPPER_1), {
+        hashScheme: "sha256-pepper",
+        layout: undefined,
+      }),
+    );
+    const { service, events } = makeService({ storage, cache: false });
+    const wrong = (key: { prefix: string }) =>
+      withChecksum(`ak_live_${key.prefix}_${"Q".repeat(32)}`);
+    const cases = {
+      unknownPrefix: withChecksum(`ak_live_${"U".repeat(12)}_${"Q".repeat(32)}`),
+      sha256PepperRevokedWrong: wrong(peppered),
+      sha256RevokedWrong: wrong(plain),
+      sha256PepperRightSecret: withChecksum(`ak_live_${usable.prefix}_${usable.secret}`),
+    };
+    const seen: Record<string, unknown> = {};
+    for (const [name, raw] of Object.entries(cases)) {
+      await service.verify(raw).catch(() => {}); // warm: keys imported
+      const digests = countDigests();
+      const hasher = spyHasher();
+      let code: string;
+      try {
+        code = await service.verify(raw).then(() => "accepted", (e) => e.code);
+      } finally {
+        digests.restore();
+        hasher.restore();
+      }
+      const calls = hasher.calls.map(({ operation, dataBytes, signatureBytes }) =>
+        `${operation} ${dataBytes}/${signatureBytes}`
+      );
+      seen[name] = { code, digests: digests.digests, calls, key: hasher.calls[0]?.key };
+    }
+    for (const name of Object.keys(cases)) assert.deepEqual(seen[name], seen.unknownPrefix, name);
+    assert.deepEqual(seen.unknownPrefix, {
+      code: "api_key_invalid",
+      digests: 0,
+      calls: ["verify 32/32"],
+      key: (seen.unknownPrefix as { key: CryptoKey }).key,
+    });
+    assert.deepEqual(events.filter((e) => e.type !== "api_key.auth_failed"), []);
+  });
+});
+
 /** Lets detached work (the upgrade) run: a few macrotask turns. */
 async function settleDetached(turns = 20): Promise<void> {
   for (let i = 0; i < turns; i++) await new Promise((resolve) => setTimeout(resolve, 0));
@@ -355,6 +435,23 @@ describe("upgrade on use", () => {
     await service.verify(current.key);
     await settleDetached();
     assert.equal(calls.length, 1, "current records are never re-hashed");
+  });
+
+  it("an instance whose current version is older leaves a newer record alone: no downgrade, nothing to upgrade", async () => {
+    const inner = new InMemoryApiKeyStorage();
+    const peppers = { 1: PEPPER_1, 2: PEPPER_2 };
+    const newer = makeService({ storage: inner, peppers });
+    const created = await newer.service.create({ tenantId: "t", name: "v2", scopes: READ });
+    const { storage, calls } = recordingReplace(inner);
+    // A rolling rotation: this instance still has version 1 current.
+    const pinned = makeService({ storage, peppers, currentPepperVersion: 1, cache: false });
+    assert.equal((await pinned.service.verify(created.key)).keyId, created.id);
+    await settleDetached();
+    assert.equal(calls.length, 0, "no replaceHash");
+    assert.equal((await inner.findById(created.id))!.pepperVersion, 2);
+    const report = await makeService({ storage: inner, peppers, currentPepperVersion: 1 })
+      .service.hashReport();
+    assert.deepEqual([report.currentPepperVersion, report.toUpgrade], [1, 0]);
   });
 
   it("a record whose hash changed underneath is left alone, without an event", async () => {
@@ -566,6 +663,36 @@ describe("knowing when to retire: hashReport and retiredPepperVersions", () => {
     await settleDetached();
     await start([1]);
     await makeService({ storage: inner, peppers: { 2: PEPPER_2 } }).service.ready();
+  });
+
+  it("a record on a retired version, or on sha256, stored after start verifies as invalid, with a warning", async () => {
+    const { inner, onOne, plain } = await mixed();
+    const warn = console.warn;
+    const lines: string[] = [];
+    console.warn = (line: string) => lines.push(line);
+    try {
+      for (const retiredPepperVersions of [[1], []]) {
+        const { service, events } = makeService({
+          storage: inner,
+          peppers: { 1: PEPPER_1, 2: PEPPER_2 },
+          cache: false,
+          retiredPepperVersions,
+          ...LEGACY,
+        });
+        // Start passed before these records came (a restore, a write of another system).
+        if (retiredPepperVersions.length > 0) {
+          await assert.rejects(service.verify(onOne.key), { code: "api_key_invalid" });
+        }
+        await assert.rejects(service.verify(plain.raw), { code: "api_key_invalid" });
+        await settleDetached();
+        assert.deepEqual(events.filter((e) => e.type !== "api_key.auth_failed"), []);
+      }
+    } finally {
+      console.warn = warn;
+    }
+    assert.equal((await inner.findById(onOne.id))!.pepperVersion, 1, "not upgraded");
+    assert.match(lines.join("\n"), /pepper version 1, which is retired/);
+    assert.match(lines.join("\n"), /sha256, which is retired/);
   });
 
   it("fails to start when the storage is down, and refuses bad options at construction", async () => {
