@@ -817,9 +817,11 @@ export class CreditBook {
   /**
    * Writes the pool's `remaining` at `at` (and refill rule `refill` when
    * given; `null`: none) to every key of tenant `tenantId` spending it: a
-   * balance in one step with the storage's `setTenantPool`, else (and a rule
-   * always) read from every key of the tenant and written one by one.
-   * `again`: a change's, its keys read again once written (see `#writeTenant`).
+   * balance in one step with the storage's `setTenantPool` (one statement: a key
+   * stored meanwhile is either written by it or takes the newer copy when it
+   * joins), else (and a rule always) read from every key of the tenant and
+   * written one by one. `again`: a change's, its keys read again once written
+   * (see `#writeTenant`).
    */
   async #writeBackPool(
     tenantId: string,
@@ -835,7 +837,6 @@ export class CreditBook {
       creditPartsOf(credits).pool === undefined ? undefined : { which: "pool", remaining, at };
     if (setTenantPool !== undefined && refill === undefined) {
       for (const prefix of await setTenantPool(tenantId, remaining, at)) this.#rewritten(prefix);
-      if (again) await this.#writeTenant(tenantId, undefined, write, true, 1);
       return;
     }
     await this.#writeTenant(tenantId, refill, write, again);
@@ -850,18 +851,17 @@ export class CreditBook {
    * a record spending the balance under another rule or with an older copy is
    * written too: a key that joined it meanwhile (its copy read before the
    * change, stored after the first read; `CreditBook.joined` covers one stored
-   * before it). `pass` 1: only that second read.
+   * before it).
    */
   async #writeTenant(
     tenantId: string,
     refill: CreditRefill | null | undefined,
     write: (credits: ApiKeyCredits, id: string) => BalanceWrite | undefined,
     again = false,
-    pass = 0,
   ): Promise<void> {
     const setCredits = this.#storage.setCredits;
     if (setCredits === undefined) return;
-    for (; pass < (refill === undefined && !again ? 1 : 2); pass++) {
+    for (let pass = 0; pass < (refill === undefined && !again ? 1 : 2); pass++) {
       for (const record of await this.#storage.listByTenant(tenantId, true)) {
         const credits = record.credits;
         const written = credits && write(credits, record.id);
