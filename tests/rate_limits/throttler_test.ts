@@ -242,6 +242,40 @@ describe("createThrottlerStorage", () => {
     assert.equal((await storage.increment("t", 60)).totalHits, 1);
   });
 
+  it("with throttlerMajor 4 or 5, a client retrying at exactly timeToExpire (their Retry-After) is served: it is the longest a counted hit stays", async () => {
+    // Throttler 4 and 5 count every hit, refused ones too, and send timeToExpire as Retry-After.
+    for (const [major, ttl] of [[4, 60], [5, 60_000], [5, 7_777]] as const) {
+      for (const limit of [1, 5]) {
+        let now = Date.UTC(2030, 0, 1);
+        const storage = createThrottlerStorage(
+          over(createMemoryRateLimitStore({ now: () => now })),
+          { throttlerMajor: major },
+        );
+        const hit = async () => {
+          const { totalHits, timeToExpire } = await storage.increment("tracker", ttl);
+          return { ok: totalHits <= limit, retryAfter: timeToExpire };
+        };
+        for (let i = 0; i < limit; i++) assert.equal((await hit()).ok, true);
+        now += 10_000; // a later sub-bucket than the served hits
+        let answer = await hit();
+        assert.equal(answer.ok, false);
+        let retries = 0;
+        while (!answer.ok && retries < 3) {
+          now += answer.retryAfter * 1000;
+          answer = await hit();
+          retries++;
+        }
+        assert.deepEqual({ major, ttl, limit, ok: answer.ok, retries }, {
+          major,
+          ttl,
+          limit,
+          ok: true,
+          retries: 1,
+        });
+      }
+    }
+  });
+
   it("with throttlerMajor 4 or 5, `throttlers` are checked at start-up in that major's ttl unit (4: s, 5: ms)", async () => {
     const four = createThrottlerStorage(over(createMemoryRateLimitStore()), {
       throttlerMajor: 4,
