@@ -13,6 +13,7 @@ import type { RateLimitStore } from "./store.ts";
 import { createRateLimiter, type RateLimiter } from "./limiter.ts";
 import { assertKnownOptions } from "./_options.ts";
 import { hexDigest } from "./_hex_digest.ts";
+import { leavesAt } from "./_window.ts";
 
 /** What `ThrottlerStorage.increment` returns (throttler 6; 4 and 5 read the first two). */
 export interface ThrottlerStorageRecord {
@@ -104,6 +105,13 @@ const keySubject = async (key: string) =>
     : `#${await hexDigest("SHA-256", key)}`;
 
 const seconds = (ms: number) => Math.max(0, Math.ceil(ms / 1000));
+
+/**
+ * The longest a hit stays counted in a window of `windowMs` (docs/rate-limits.md, "The
+ * algorithm"): a unit accepted in sub-bucket q at t ≥ bucketStart(q) leaves at leavesAt(q), less
+ * than windowMs × (B + 1) / B + 1 ms later, so at most leavesAt(0) = ceil(windowMs × 1.1) ms.
+ */
+const longestCounted = (windowMs: number) => leavesAt(0, windowMs);
 
 /** A throttler's compiled policies: the hit (with its block, when it blocks) and the block's start. */
 interface Compiled {
@@ -275,17 +283,20 @@ export function createThrottlerStorage(
         : await keySubject(key);
       const result = await door.check(subject, policies.hit);
       const max = policies.limit;
+      // Throttler 4 and 5 send timeToExpire as Retry-After and count the retry too: only once
+      // every hit counted so far has left is it sure to pass, so theirs is the longest a hit stays.
+      const legacyExpire = legacy ? seconds(longestCounted(policies.windowMs)) : undefined;
       if (result.outcome === "open" || result.outcome === "closed") {
         const open = result.outcome === "open";
         return {
           totalHits: open ? 0 : max + 1,
-          timeToExpire: open ? seconds(policies.windowMs) : 1,
+          timeToExpire: legacyExpire ?? (open ? seconds(policies.windowMs) : 1),
           isBlocked: !open,
           timeToBlockExpire: open ? 0 : 1,
         };
       }
       const [counted, blocked] = result.policies;
-      const timeToExpire = seconds(counted.resetMs);
+      const timeToExpire = legacyExpire ?? seconds(counted.resetMs);
       if (blocked !== undefined && blocked.remaining < blocked.limit) {
         return {
           totalHits: counted.limit + 1,
