@@ -102,6 +102,19 @@ describe("compileRateLimitPolicies", () => {
     assert.equal(policy.windowMs, 1e14);
   });
 
+  it("bounds a limit at 999,999,999,999,999: RateLimit-Policy's q and RateLimit's r are sf-Integers (RFC 9651: 15 digits at most)", () => {
+    const [policy] = compileRateLimitPolicies([
+      { name: "api", limit: 999_999_999_999_999, windowMs: 1_000 },
+    ]);
+    assert.equal(policy.limit, 999_999_999_999_999);
+    for (const limit of [1e15, Number.MAX_SAFE_INTEGER]) {
+      assert.throws(
+        () => compileRateLimitPolicies([{ name: "api", limit, windowMs: 1_000 }]),
+        { name: "TypeError", message: /"api": limit must be at most 999999999999999/ },
+      );
+    }
+  });
+
   it("assertCost bounds a cost at 0-10^15 and names the field", () => {
     assert.equal(assertCost(1e15, "route cost"), 1e15);
     assert.throws(() => assertCost(1e15 + 1, "route cost"), /route cost must be at most/);
