@@ -4,13 +4,13 @@
  *
  * @module
  */
-import { assertBounded, assertCost, assertCount, assertName } from "./_checks.ts";
+import { assertBounded, assertCost, assertName } from "./_checks.ts";
 
 /** A named limit: at most `limit` units in any interval of `windowMs`. */
 export interface RateLimitPolicy {
   /** Name: 1–64 characters, a lowercase letter or `*` first, then `a-z 0-9 _ - . *` (an IETF structured-field key). */
   readonly name: string;
-  /** Units accepted per window (a positive safe integer). */
+  /** Units accepted per window (1–999,999,999,999,999). */
   readonly limit: number;
   /** Window length in ms (a safe integer, 1,000–10^14 or from 1 with `subSecond`). */
   readonly windowMs: number;
@@ -39,6 +39,12 @@ export const MAX_RATE_LIMIT_POLICIES = 16;
  * counts in doubles (exact below 2^53, about 9e15).
  */
 const MAX_WINDOW_MS = 1e14;
+
+/**
+ * Largest `limit`: 15 digits, the most an sf-Integer holds (RFC 9651), which
+ * RateLimit-Policy's `q` and RateLimit's `r` are.
+ */
+export const MAX_POLICY_LIMIT = 999_999_999_999_999;
 
 /** Lists this module compiled (so compiling them again is free). */
 const COMPILED = new WeakSet<object>();
@@ -72,7 +78,7 @@ function compileOne(input: unknown, index: number): CompiledRateLimitPolicy {
   const policy = input as Record<string, unknown>;
   const name = assertName(policy.name, `rate-limit policy #${index}: name`);
   const label = `rate-limit policy "${name}"`;
-  const limit = assertCount(policy.limit, 1, `${label}: limit`);
+  const limit = assertBounded(policy.limit, 1, MAX_POLICY_LIMIT, `${label}: limit`);
   const windowMs = assertBounded(policy.windowMs, 1, MAX_WINDOW_MS, `${label}: windowMs`);
   const cost = policy.cost === undefined ? 1 : assertCost(policy.cost, `${label}: cost`);
   const { subSecond } = policy;

@@ -7,7 +7,11 @@
  *
  * @module
  */
-import { type CompiledRateLimitPolicy, compileRateLimitPolicies } from "./policy.ts";
+import {
+  type CompiledRateLimitPolicy,
+  compileRateLimitPolicies,
+  MAX_POLICY_LIMIT,
+} from "./policy.ts";
 import { assertCount, hasLoneSurrogate, subjectFault } from "./_checks.ts";
 import type { RateLimitStore } from "./store.ts";
 import { createRateLimiter, type RateLimiter } from "./limiter.ts";
@@ -243,7 +247,7 @@ export function createThrottlerStorage(
   const legacyHit = (throttlerName: string, ttl: number, label?: string) =>
     compiled(
       throttlerName,
-      Number.MAX_SAFE_INTEGER,
+      MAX_POLICY_LIMIT,
       major === 4 ? ttl * 1000 : ttl,
       undefined,
       label,
@@ -289,7 +293,8 @@ export function createThrottlerStorage(
       if (result.outcome === "open" || result.outcome === "closed") {
         const open = result.outcome === "open";
         return {
-          totalHits: open ? 0 : max + 1,
+          // Throttler 4 and 5 compare hits > their limit, which may be any safe integer: above all.
+          totalHits: open ? 0 : legacy ? Number.MAX_SAFE_INTEGER + 1 : max + 1,
           timeToExpire: legacyExpire ?? (open ? seconds(policies.windowMs) : 1),
           isBlocked: !open,
           timeToBlockExpire: open ? 0 : 1,
