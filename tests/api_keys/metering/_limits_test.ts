@@ -465,6 +465,28 @@ describe("policy compilation and headers", () => {
     assert.deepEqual(rateLimitHeaders({}, true), []);
   });
 
+  it("rateLimitHeaders: on a denial the legacy trio is the denying policy's with the longest wait, not the least remaining", () => {
+    // Costs differ per policy: "hour" (cost 5) refuses with 7 left, "burst" (cost 1) allows with 1.
+    const results = [
+      { name: "burst", limit: 3, windowMs: 60_000, remaining: 1, resetMs: 65_001, allowed: true },
+      {
+        name: "hour",
+        limit: 12,
+        windowMs: 3_600_000,
+        remaining: 7,
+        resetMs: 3_959_001,
+        allowed: false,
+      },
+      { name: "min", limit: 9, windowMs: 60_000, remaining: 0, resetMs: 59_000, allowed: false },
+    ];
+    const headers = new Map(rateLimitHeaders({ rateLimitResults: results }, true));
+    assert.deepEqual(
+      ["X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset", "Retry-After"]
+        .map((name) => headers.get(name)),
+      ["12", "7", "3960", "3960"],
+    );
+  });
+
   it("rateLimitHeaders: a remaining below 0 (a rotation lowered the limit of a counter) is sent as 0; the result keeps its value", async () => {
     const { service, create } = setup();
     const minute = { name: "minute", limit: 10, windowMs: 60_000 };
