@@ -77,7 +77,7 @@ export interface ApiKeyAuthorizerOptions extends ApiKeyRequirements {
    * default response sent.
    */
   onError?: ApiKeyErrorResponder;
-  /** With a service `limiter`: also write `X-RateLimit-*` (the policy with the least remaining). */
+  /** With a service `limiter`: also write `X-RateLimit-*` (the policy with the least remaining; on a 429 the refusing one with the longest wait). */
   xRateLimitHeaders?: boolean;
   /**
    * Where failures of `clientIp` and `onError` are logged (default

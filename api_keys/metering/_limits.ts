@@ -1008,8 +1008,8 @@ export function buildLimits(
  * The `RateLimit-Policy` and `RateLimit` fields (draft-ietf-httpapi-ratelimit-headers
  * -08 to -11: one item per policy, `"name";q=<limit>;w=<window s>` and
  * `"name";r=<remaining>;t=<reset s>`) of `answers.rateLimitResults`, with
- * `legacy` the `X-RateLimit-*` trio of the policy with the least remaining
- * (a remaining below 0 sent as 0), and
+ * `legacy` the `X-RateLimit-*` trio of the policy with the least remaining, on a
+ * denial of the denying policy with the longest wait (a remaining below 0 sent as 0), and
  * on a denial `Retry-After` in seconds: the longest wait of a denying policy,
  * else (credits denied) the time to the next refill when there is one.
  *
@@ -1043,17 +1043,21 @@ export function rateLimitHeaders(
       ],
     );
   }
+  const denied = results.filter((r) => !r.allowed);
+  // The one that refused, when costs differ: another may allow with fewer remaining.
+  const longest = denied.length === 0
+    ? undefined
+    : denied.reduce((a, b) => (b.resetMs > a.resetMs ? b : a));
   if (legacy && results.length > 0) {
-    const least = results.reduce((a, b) => (b.remaining < a.remaining ? b : a));
+    const shown = longest ?? results.reduce((a, b) => (b.remaining < a.remaining ? b : a));
     headers.push(
-      ["X-RateLimit-Limit", String(least.limit)],
-      ["X-RateLimit-Remaining", String(atLeast0(least.remaining))],
-      ["X-RateLimit-Reset", String(seconds(least.resetMs))],
+      ["X-RateLimit-Limit", String(shown.limit)],
+      ["X-RateLimit-Remaining", String(atLeast0(shown.remaining))],
+      ["X-RateLimit-Reset", String(seconds(shown.resetMs))],
     );
   }
-  const denied = results.filter((r) => !r.allowed);
-  if (denied.length > 0) {
-    headers.push(["Retry-After", String(Math.max(...denied.map((r) => seconds(r.resetMs))))]);
+  if (longest !== undefined) {
+    headers.push(["Retry-After", String(seconds(longest.resetMs))]);
   } else if (credit !== undefined && !credit.allowed && credit.resetMs >= 0) {
     headers.push(["Retry-After", String(seconds(credit.resetMs))]);
   }

@@ -50,7 +50,7 @@ export interface ApiKeysModuleOptions extends ApiKeysServiceOptions {
   contextWriter?: ApiKeyContextWriter;
   /** How the guard finds the client IP (default: `defaultApiKeyClientIpResolver`). */
   clientIpResolver?: ApiKeyClientIpResolver;
-  /** With a `limiter`: the guard also writes `X-RateLimit-*` (the policy with the least remaining). */
+  /** With a `limiter`: the guard also writes `X-RateLimit-*` (the policy with the least remaining; on a 429 the refusing one with the longest wait). */
   xRateLimitHeaders?: boolean;
   /**
    * Runs `notifyExpiring` on an interval while the app runs (cleared when it
