@@ -487,6 +487,37 @@ describe("policy compilation and headers", () => {
     );
   });
 
+  it("rateLimitHeaders: no Retry-After when a refusing policy's cost exceeds its limit (it never fits)", async () => {
+    const { service, create } = setup();
+    const { key } = await create([{ name: "minute", limit: 3, windowMs: 60_000 }, HOUR]);
+    const routeCost = new Map(
+      rateLimitHeaders(await denial(service.authorize(key, { cost: 4 })), true),
+    );
+    assert.equal(routeCost.get("Retry-After"), undefined);
+    assert.equal(routeCost.get("X-RateLimit-Limit"), "3", "the trio still names it");
+    const own = await create([{ name: "big", limit: 2, windowMs: 60_000, cost: 3 }], "t2");
+    const policyCost = new Map(rateLimitHeaders(await denial(service.authorize(own.key)), true));
+    assert.equal(policyCost.get("Retry-After"), undefined);
+    // A cost that fits a later window keeps its Retry-After.
+    await service.authorize(key, { cost: 3 });
+    const later = new Map(
+      rateLimitHeaders(await denial(service.authorize(key, { cost: 1 })), false),
+    );
+    assert.match(later.get("Retry-After") ?? "", /^\d+$/);
+  });
+
+  it("rateLimitHeaders: both credit balances refused (own and pool): Retry-After is the later refill, none when one never refills enough", () => {
+    const credit = (resetMs: number, allowed = false) => ({ allowed, remaining: 0, resetMs });
+    const retryAfter = (own: ReturnType<typeof credit>, pool: ReturnType<typeof credit>) => {
+      const answers = { creditResult: own, tenantCreditResult: pool };
+      return new Map(rateLimitHeaders(answers, false)).get("Retry-After");
+    };
+    assert.equal(retryAfter(credit(30_000), credit(3_600_000)), "3600");
+    assert.equal(retryAfter(credit(30_000), credit(3_600_000, true)), "30");
+    assert.equal(retryAfter(credit(30_000, true), credit(3_600_000)), "3600");
+    assert.equal(retryAfter(credit(30_000), credit(-1)), undefined);
+  });
+
   it("rateLimitHeaders: a remaining below 0 (a rotation lowered the limit of a counter) is sent as 0; the result keeps its value", async () => {
     const { service, create } = setup();
     const minute = { name: "minute", limit: 10, windowMs: 60_000 };
