@@ -337,7 +337,7 @@ export function createApiKeyAuthorizer(
   /** Records the rate-limit fields of `answers` for `request` (`getRateLimitHeaders`). */
   const recordRateLimit = (
     request: Request,
-    answers: Pick<ApiKeyContext, "rateLimitResults" | "creditResult">,
+    answers: Pick<ApiKeyContext, "rateLimitResults" | "creditResult" | "tenantCreditResult">,
   ) => {
     const fields = rateLimitHeaders(answers, xRateLimitHeaders);
     if (fields.length > 0) rateLimitFields.set(request, fields);

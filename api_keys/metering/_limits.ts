@@ -838,9 +838,9 @@ export class RequestLimits {
     } catch (error) {
       throw refused(context, error);
     }
-    if (!(answer instanceof Promise)) return this.#answer(context, plan, check, answer);
+    if (!(answer instanceof Promise)) return this.#answer(context, plan, check, answer, cost);
     return answer.then(
-      (result) => this.#answer(context, plan, check, result),
+      (result) => this.#answer(context, plan, check, result, cost),
       (error) => {
         throw refused(context, error);
       },
@@ -853,6 +853,7 @@ export class RequestLimits {
     plan: KeyPlan,
     check: Check,
     result: RateLimitResult,
+    cost: number | undefined,
   ): ApiKeyContext {
     // "local" answers the policies with this instance's shares; a credit spend it refuses.
     if (result.unavailable && (result.outcome !== "local" || plan.balances !== undefined)) {
@@ -873,6 +874,11 @@ export class RequestLimits {
     if (result.allowed) return answers as ApiKeyContext;
     // A rate limit clears sooner than credits refill: its code wins when both deny.
     const limited = answers.rateLimitResults?.some((r) => !r.allowed) ?? false;
+    if (limited) {
+      result.policies.forEach((r, i) => {
+        if (!r.allowed && (cost ?? check.policies[i].cost) > r.limit) NEVER_FITS.add(r);
+      });
+    }
     if (!limited && balances !== undefined) {
       // The refusing balance (the key's own first when both refuse).
       const at = balances.findIndex((b) => !b.allowed);
@@ -1004,14 +1010,18 @@ export function buildLimits(
   );
 }
 
+/** Refusing policy answers whose cost exceeds their limit: no wait makes it fit (the limiter's fresh objects). */
+const NEVER_FITS = new WeakSet<object>();
+
 /**
  * The `RateLimit-Policy` and `RateLimit` fields (draft-ietf-httpapi-ratelimit-headers
  * -08 to -11: one item per policy, `"name";q=<limit>;w=<window s>` and
  * `"name";r=<remaining>;t=<reset s>`) of `answers.rateLimitResults`, with
  * `legacy` the `X-RateLimit-*` trio of the policy with the least remaining, on a
  * denial of the denying policy with the longest wait (a remaining below 0 sent as 0), and
- * on a denial `Retry-After` in seconds: the longest wait of a denying policy,
- * else (credits denied) the time to the next refill when there is one.
+ * on a denial `Retry-After` in seconds: the longest wait of a denying policy
+ * (none when one's cost exceeds its limit), else (credits denied) the latest
+ * next refill of the refusing balances (none when one never refills enough).
  *
  * @example
  * ```ts
@@ -1021,10 +1031,10 @@ export function buildLimits(
  * ```
  */
 export function rateLimitHeaders(
-  answers: Pick<ApiKeyContext, "rateLimitResults" | "creditResult">,
+  answers: Pick<ApiKeyContext, "rateLimitResults" | "creditResult" | "tenantCreditResult">,
   legacy: boolean,
 ): [string, string][] {
-  const { rateLimitResults: results = [], creditResult: credit } = answers;
+  const { rateLimitResults: results = [], creditResult, tenantCreditResult } = answers;
   const seconds = (ms: number) => Math.ceil(ms / 1000);
   // Below 0 when a counter holds more than this limit (a rotation lowered it): the fields are
   // non-negative Integers.
@@ -1057,9 +1067,15 @@ export function rateLimitHeaders(
     );
   }
   if (longest !== undefined) {
-    headers.push(["Retry-After", String(seconds(longest.resetMs))]);
-  } else if (credit !== undefined && !credit.allowed && credit.resetMs >= 0) {
-    headers.push(["Retry-After", String(seconds(credit.resetMs))]);
+    if (!denied.some((r) => NEVER_FITS.has(r))) {
+      headers.push(["Retry-After", String(seconds(longest.resetMs))]);
+    }
+    return headers;
+  }
+  // Each refusing balance must refill: the own balance's and the tenant pool's waits, the later.
+  const refused = [creditResult, tenantCreditResult].filter((c) => c !== undefined && !c.allowed);
+  if (refused.length > 0 && refused.every((c) => c!.resetMs >= 0)) {
+    headers.push(["Retry-After", String(Math.max(...refused.map((c) => seconds(c!.resetMs))))]);
   }
   return headers;
 }

@@ -71,7 +71,7 @@ function writeFields(response: HeaderTarget | undefined, fields: [string, string
 /** Sets the rate-limit fields of `answers` on an Express or Fastify response. */
 function writeRateLimitHeaders(
   response: HeaderTarget | undefined,
-  answers: Pick<ApiKeyContext, "rateLimitResults" | "creditResult">,
+  answers: Pick<ApiKeyContext, "rateLimitResults" | "creditResult" | "tenantCreditResult">,
   legacy: boolean,
 ): void {
   // A key without limits or credits: no field to write (its request runs no rate-limit code).
