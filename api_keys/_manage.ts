@@ -579,12 +579,15 @@ export class ManageFlow {
   /**
    * After a rotation of `oldId` to `newId` a storage written for the spec
    * answered nothing for (its `rotate` maybe not atomic): refused with
-   * `api_key_not_rotatable`, `newId` revoked, unless the old record names `newId`
-   * (two concurrent rotations both past its check: the one written last won).
+   * `api_key_not_rotatable`, `newId` revoked, when the old record names another
+   * successor (two concurrent rotations both past its check: the one written
+   * last won). A storage that records no successor (`@nestarc/api-keys` 0.1's
+   * shape) is trusted.
    */
   async #wonRotation(oldId: string, newId: string, now: Date): Promise<void> {
     const s = this.#s;
-    if ((await s.storage.findById(oldId))?.replacedByKeyId === newId) return;
+    const successor = (await s.storage.findById(oldId))?.replacedByKeyId;
+    if (successor === undefined || successor === null || successor === newId) return;
     await s.storage.revoke(newId, now);
     throw new ApiKeyOperationError("api_key_not_rotatable");
   }
