@@ -20,6 +20,15 @@ describe("input validation", () => {
     assert.equal(requirePrintable(text, "name"), text);
   });
 
+  it("requirePrintable refuses a lone surrogate (an emoji cut in half), which PostgreSQL's jsonb refuses", () => {
+    for (const text of ["deploy 🚀".slice(0, 8), "a\udc00b", "\ud800"]) {
+      assert.throws(() => requirePrintable(text, "name"), {
+        code: "api_key_invalid_input",
+        field: "name",
+      });
+    }
+  });
+
   it("bounds every instant and duration by 9999-12-31T23:59:59.999Z", () => {
     assert.equal(new Date(MAX_API_KEY_INSTANT_MS).toISOString(), "9999-12-31T23:59:59.999Z");
     assert.equal(instantProblem(MAX_API_KEY_INSTANT_MS), undefined);

@@ -541,6 +541,26 @@ if (databaseReady("the audit log on PostgreSQL", unavailable)) {
       }
     });
 
+    it("through the service: NUL or a lone surrogate in an actor or a key name is refused before PostgreSQL (whose jsonb refuses them); other text is stored and verifies", async () => {
+      const service = auditedService();
+      const tenantId = `pg-audit-${crypto.randomUUID()}`;
+      const scopes = [{ resource: "orders", level: "read" as const }];
+      const { id, key } = await service.create({ tenantId, name: "zoë 🚀", scopes }, {
+        actor: "zoë 🚀",
+      });
+      for (const actor of ["mallory\u0000", "mallory\ud800"]) {
+        await assert.rejects(service.revokeForTenant(tenantId, id, { actor }), TypeError);
+      }
+      await assert.rejects(service.create({ tenantId, name: "deploy \ud83d", scopes }), {
+        code: "api_key_invalid_input",
+        field: "name",
+      });
+      assert.equal((await service.verify(key)).keyId, id);
+      await service.revokeForTenant(tenantId, id, { actor: "bob" });
+      assert.equal((await service.verifyAuditLog(tenantId)).ok, true);
+      await service.close();
+    });
+
     it("pruning keeps the chain verifiable from its anchor; a deleted first record is still found", async () => {
       const tenantId = await chainOf(4);
       assert.equal(await storage.pruneAudit!(tenantId, new Date(Date.now() + 60_000)), 3);

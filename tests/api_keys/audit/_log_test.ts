@@ -345,6 +345,26 @@ describe("api_keys/audit/_log.ts", () => {
     );
   });
 
+  it("refuses an audit context or a key name holding NUL or a lone surrogate (PostgreSQL's jsonb refuses them): the change is not made", async () => {
+    const { service } = auditedService();
+    const { id, key } = await service.create({ tenantId: "t", name: "ci", scopes: SCOPES });
+    for (const text of ["mallory\u0000", "mallory\ud800", "\udc00"]) {
+      for (const field of ["actor", "requestId", "clientAddress"]) {
+        await assert.rejects(
+          service.revokeForTenant("t", id, { [field]: text }),
+          (error: Error) => error instanceof TypeError && error.message.includes(field),
+          `${field} ${JSON.stringify(text)}`,
+        );
+      }
+      await assert.rejects(
+        service.create({ tenantId: "t", name: `ci${text}`, scopes: SCOPES }),
+        { code: "api_key_invalid_input", field: "name" },
+      );
+    }
+    assert.equal((await service.verify(key)).keyId, id);
+    await service.close();
+  });
+
   it("records create, rotate, credits and revoke with their actor, before and after (a second revoke none)", async () => {
     const { service } = auditedService();
     const { id } = await service.create(
