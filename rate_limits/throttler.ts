@@ -8,7 +8,8 @@
  * @module
  */
 import { type CompiledRateLimitPolicy, compileRateLimitPolicies } from "./policy.ts";
-import { assertCount, hasLoneSurrogate, subjectFault } from "./_checks.ts";
+import { assertCount, subjectFault } from "./_checks.ts";
+import { hasLoneSurrogate } from "../telemetry/_text.ts";
 import type { RateLimitStore } from "./store.ts";
 import { createRateLimiter, type RateLimiter } from "./limiter.ts";
 import { assertKnownOptions } from "./_options.ts";

@@ -10,7 +10,7 @@
 import type { ApiKeyEvent } from "../events.ts";
 import type { AuditAccess } from "../storage/_access.ts";
 import { type Dispatch, warnOnce } from "../_sinks.ts";
-import { fail, instantProblem } from "../_input.ts";
+import { fail, instantProblem, storableTextProblem } from "../_input.ts";
 import { auditOptions } from "../_options.ts";
 import {
   type AuditChainExpectation,
@@ -61,23 +61,26 @@ type AuditRange = {
 /** What the records of an `AuditRange` must match, with the chain's head and anchor. */
 type AuditRangeExpectation = AuditChainExpectation & Pick<AuditChainState, "head" | "anchor">;
 
-/** An optional short string of a context or query, checked. */
+/** An optional short string of a context, checked (stored: see `storableTextProblem`). */
 function optionalText(value: unknown, name: string): string | undefined {
   if (value === undefined) return undefined;
   if (typeof value !== "string" || value.length === 0 || value.length > MAX_TEXT) {
     throw new TypeError(`${name} must be a string of 1 to ${MAX_TEXT} characters`);
   }
+  const problem = storableTextProblem(value);
+  if (problem !== undefined) throw new TypeError(`${name} ${problem}`);
   return value;
 }
 
 /** An optional short string of a query, checked (`api_key_invalid_input` naming `field`). */
 function queryText(value: unknown, field: string): string | undefined {
-  if (
-    value !== undefined && (typeof value !== "string" || value === "" || value.length > MAX_TEXT)
-  ) {
+  if (value === undefined) return undefined;
+  if (typeof value !== "string" || value === "" || value.length > MAX_TEXT) {
     fail(field, `must be a string of 1 to ${MAX_TEXT} characters`);
   }
-  return value as string | undefined;
+  const problem = storableTextProblem(value);
+  if (problem !== undefined) fail(field, problem);
+  return value;
 }
 
 /** Sets `tenantId` in `map`; past MAX_TENANTS_COUNTED tenants, the one set first is dropped. */
