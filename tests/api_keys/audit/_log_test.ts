@@ -638,6 +638,30 @@ describe("api_keys/audit/_log.ts", () => {
     }
   });
 
+  it("a row the database owner wrote at seq 0 or below: verify reads from the start and names it inserted; no checkpoint or export over it; pages list it", async () => {
+    for (const seq of [0, -5]) {
+      const storage = new RacingAuditStorage();
+      const { service } = auditedService({ storage });
+      for (let i = 0; i < 3; i++) await storage.appendAudit(appended(i));
+      const at = new Date();
+      const body = JSON.stringify({ forged: true });
+      const row = { tenantId: "t", seq, at, body, prevHash: GENESIS_HASH, hash: "a".repeat(64) };
+      storage.view = (answer, query) => {
+        const inside = seq > (query.afterSeq ?? -Infinity) && seq < (query.beforeSeq ?? Infinity);
+        if (!inside || answer.records.length >= query.limit) return answer;
+        const records = query.order === "asc" ? [row, ...answer.records] : [...answer.records, row];
+        return { ...answer, records };
+      };
+      const answer = await service.verifyAuditLog("t");
+      assert.deepEqual(!answer.ok && [answer.problem, answer.seq], ["inserted", seq], `seq ${seq}`);
+      await assert.rejects(service.auditCheckpoint("t"), { name: "AuditChainError" });
+      await assert.rejects(collect(service.exportAuditLog("t")), { name: "AuditChainError" });
+      const { records } = await service.auditLog("t");
+      assert.deepEqual(records.map((r) => r.seq), [3, 2, 1, seq]);
+      await service.close();
+    }
+  });
+
   it("signs a checkpoint only over a chain that verifies: a rewrite after the last one this instance signed, or a tampered record, is refused", async () => {
     const storage = new RacingAuditStorage();
     const { service } = auditedService({ storage });
