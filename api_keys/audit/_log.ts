@@ -408,7 +408,7 @@ export class AuditLog {
    */
   async *#records(
     tenantId: string,
-    afterSeq: number,
+    afterSeq: number | undefined,
     toSeq: number,
     first?: StoredAuditRecord[],
   ): AsyncGenerator<StoredAuditRecord> {
@@ -425,7 +425,7 @@ export class AuditLog {
       })).records;
       for (const record of page) yield record;
       after = page.at(-1)?.seq ?? after;
-      if (after >= toSeq || (page.length < PAGE && !reread)) return;
+      if ((after !== undefined && after >= toSeq) || (page.length < PAGE && !reread)) return;
       reread = false;
       page = undefined;
     }
@@ -511,7 +511,8 @@ export class AuditLog {
    * proves they existed). From `fromSeq`, its record's `prevHash` trusted
    * (`trusted`: no head past `fromSeq` is checked); without it (or at or
    * before the anchor: pruned records are not missing), from the chain's
-   * anchor. A checkpoint before `fromSeq` moves the start back to its record:
+   * anchor, read with no lower bound (a row at seq 0 or below, which only the
+   * database owner writes, is read first and named `inserted`). A checkpoint before `fromSeq` moves the start back to its record:
    * what it proves is never skipped (a chain rewritten behind it is found).
    */
   async #range(tenantId: string, range: AuditRange): Promise<{
@@ -525,7 +526,7 @@ export class AuditLog {
         checkpoint.seq < range.fromSeq
       ? checkpoint.seq
       : range.fromSeq;
-    const after = fromSeq === undefined ? 0 : fromSeq - 1;
+    const after = fromSeq === undefined ? undefined : fromSeq - 1;
     const query = {
       tenantId,
       order: "asc",
@@ -596,8 +597,8 @@ export class AuditLog {
    * records verified, not sent): at the first record that does not verify,
    * it throws an `AuditChainError`, having signed no checkpoint at or past it.
    */
-  async *export(tenantId: string, fromSeq = 1): AsyncGenerator<string> {
-    if (!Number.isSafeInteger(fromSeq) || fromSeq < 1) {
+  async *export(tenantId: string, fromSeq?: number): AsyncGenerator<string> {
+    if (fromSeq !== undefined && (!Number.isSafeInteger(fromSeq) || fromSeq < 1)) {
       throw new TypeError("the export's fromSeq must be a positive integer");
     }
     const { checkpointKey, checkpointEvery } = this.#options;
@@ -630,7 +631,7 @@ export class AuditLog {
       if (due !== undefined) yield await sign(due);
       due = undefined;
       // Records walked from the checkpoint before `fromSeq`: verified, not sent.
-      if (step.value.seq < fromSeq) continue;
+      if (fromSeq !== undefined && step.value.seq < fromSeq) continue;
       last = step.value;
       due = last.seq % checkpointEvery === 0 ? last : undefined;
       yield `${JSON.stringify({ type: "record", ...toAuditRecord(last) })}\n`;
