@@ -498,6 +498,9 @@ describe("api_keys/audit/_log.ts", () => {
         [{ action: "key.nope" }, "action"],
         [{ from: new Date(Number.NaN) }, "from"],
         [{ from: new Date(8.64e15) }, "from"],
+        [{ from: new Date(-8.64e15) }, "from"],
+        [{ to: new Date("-000001-12-31T23:59:59.999Z") }, "to"],
+        [{ keyId: "k\u0000" }, "keyId"],
         [{ to: new Date("+010000-01-01T00:00:00Z") }, "to"],
         [{ keyId: "" }, "keyId"],
       ] as const
