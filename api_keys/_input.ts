@@ -18,10 +18,18 @@ import { ApiKeyValidationError } from "./errors.ts";
 export const MAX_API_KEY_INSTANT_MS: number = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
 
 /**
- * What is wrong with the instant `ms` (a number), or `undefined` when it is at
- * most `MAX_API_KEY_INSTANT_MS`. Callers wrap the problem in their own error.
+ * The earliest instant the service reads or stores (epoch ms of
+ * 0001-01-01T00:00:00.000Z): a database timestamp holds it everywhere.
+ */
+const MIN_API_KEY_INSTANT_MS = Date.parse("0001-01-01T00:00:00.000Z");
+
+/**
+ * What is wrong with the instant `ms` (a number), or `undefined` when it lies
+ * from `MIN_API_KEY_INSTANT_MS` to `MAX_API_KEY_INSTANT_MS`. Callers wrap the
+ * problem in their own error.
  */
 export function instantProblem(ms: number): string | undefined {
+  if (ms < MIN_API_KEY_INSTANT_MS) return "must not be before 0001-01-01T00:00:00.000Z";
   return ms <= MAX_API_KEY_INSTANT_MS ? undefined : "must not reach past 9999-12-31T23:59:59.999Z";
 }
 
