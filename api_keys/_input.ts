@@ -7,6 +7,7 @@
  *
  * @module
  */
+import { hasLoneSurrogate } from "../telemetry/_text.ts";
 import { ApiKeyValidationError } from "./errors.ts";
 
 /**
@@ -17,10 +18,18 @@ import { ApiKeyValidationError } from "./errors.ts";
 export const MAX_API_KEY_INSTANT_MS: number = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
 
 /**
- * What is wrong with the instant `ms` (a number), or `undefined` when it is at
- * most `MAX_API_KEY_INSTANT_MS`. Callers wrap the problem in their own error.
+ * The earliest instant the service reads or stores (epoch ms of
+ * 0001-01-01T00:00:00.000Z): a database timestamp holds it everywhere.
+ */
+const MIN_API_KEY_INSTANT_MS = Date.parse("0001-01-01T00:00:00.000Z");
+
+/**
+ * What is wrong with the instant `ms` (a number), or `undefined` when it lies
+ * from `MIN_API_KEY_INSTANT_MS` to `MAX_API_KEY_INSTANT_MS`. Callers wrap the
+ * problem in their own error.
  */
 export function instantProblem(ms: number): string | undefined {
+  if (ms < MIN_API_KEY_INSTANT_MS) return "must not be before 0001-01-01T00:00:00.000Z";
   return ms <= MAX_API_KEY_INSTANT_MS ? undefined : "must not reach past 9999-12-31T23:59:59.999Z";
 }
 
@@ -87,6 +96,7 @@ export function requireNonEmptyString(value: unknown, field: string): string {
  * Throws `api_key_invalid_input` for `field` when `text` holds a control
  * character (C0, DEL, C1): no text field holds a line break, so the settings
  * page could not ask the name typed, and a log line quoting it would split.
+ * Nor a lone surrogate (see `storableTextProblem`).
  */
 export function requirePrintable(text: string, field: string): string {
   for (let i = 0; i < text.length; i++) {
@@ -95,7 +105,21 @@ export function requirePrintable(text: string, field: string): string {
       fail(field, "must not contain control characters (line breaks, tabs)");
     }
   }
+  const problem = storableTextProblem(text);
+  if (problem !== undefined) fail(field, problem);
   return text;
+}
+
+/**
+ * What keeps `text` from being stored, or `undefined`: U+0000 or a lone
+ * surrogate (an emoji cut in half), which PostgreSQL's `jsonb` (the audit
+ * log's columns) refuses and UTF-8 cannot carry. The one rule for the text
+ * the component stores: key names (`requirePrintable`) and the audit context.
+ */
+export function storableTextProblem(text: string): string | undefined {
+  return text.includes("\0") || hasLoneSurrogate(text)
+    ? "must not contain U+0000 or a lone surrogate"
+    : undefined;
 }
 
 /** Most thresholds one run accepts. */

@@ -5,6 +5,7 @@
  *
  * @module
  */
+import { hasLoneSurrogate } from "../telemetry/_text.ts";
 import { MAX_SUBJECT_LENGTH } from "./store.ts";
 
 const NAME = /^[a-z*][a-z0-9_\-.*]{0,63}$/;
@@ -26,24 +27,6 @@ export function assertName(name: unknown, what: string): string {
     );
   }
   return name;
-}
-
-/** A lone surrogate (with `u`, a surrogate pair is one code point, never matched). */
-const LONE_SURROGATE = /\p{Cs}/u;
-
-/**
- * Whether `text` holds a lone surrogate, which UTF-8 (Redis, PostgreSQL) sends
- * as U+FFFD: not `String.prototype.isWellFormed`, which the npm build's ES2023
- * types lack.
- *
- * @example
- * ```ts
- * import { hasLoneSurrogate } from "./_checks.ts";
- * hasLoneSurrogate("user-\uD800"); // true
- * ```
- */
-export function hasLoneSurrogate(text: string): boolean {
-  return LONE_SURROGATE.test(text);
 }
 
 /**

@@ -12,7 +12,8 @@ import {
   compileRateLimitPolicies,
   MAX_POLICY_LIMIT,
 } from "./policy.ts";
-import { assertCount, hasLoneSurrogate, subjectFault } from "./_checks.ts";
+import { assertCount, subjectFault } from "./_checks.ts";
+import { hasLoneSurrogate } from "../telemetry/_text.ts";
 import type { RateLimitStore } from "./store.ts";
 import { createRateLimiter, type RateLimiter } from "./limiter.ts";
 import { assertKnownOptions } from "./_options.ts";

@@ -215,7 +215,7 @@ describe("architecture", () => {
     });
   }
 
-  it("only ./telemetry imports @opentelemetry/api (an optional peer); its taps, error names and detached calls import nothing", () => {
+  it("only ./telemetry imports @opentelemetry/api (an optional peer); its taps, error names, detached calls and text rule import nothing", () => {
     const importers = LIBRARY_FILES.filter((file) =>
       importsOf(file).some((s) => s.startsWith("@opentelemetry/"))
     );
@@ -223,6 +223,7 @@ describe("architecture", () => {
     assert.deepEqual(importsOf("telemetry/_taps.ts"), []);
     assert.deepEqual(importsOf("telemetry/_error_name.ts"), []);
     assert.deepEqual(importsOf("telemetry/_detached.ts"), []);
+    assert.deepEqual(importsOf("telemetry/_text.ts"), []);
   });
 
   it("only ./safe-response/openapi imports @nestjs/swagger (an optional peer)", () => {
@@ -280,12 +281,12 @@ describe("architecture", () => {
     assert.deepEqual(noble, ["api_keys/hasher.ts", "api_keys/sha256_hasher.ts"]);
   });
 
-  it("the rate-limits core imports only its own files (and the telemetry leaves: taps, error names, detached calls), and its stores only the core", () => {
+  it("the rate-limits core imports only its own files (and the telemetry leaves: taps, error names, detached calls, the text rule), and its stores only the core", () => {
     for (const file of sourceFiles("rate_limits/")) {
       for (const specifier of importsOf(file)) {
         assert.match(
           specifier,
-          /^(\.\/[\w.]+|\.\.\/telemetry\/_(taps|error_name|detached))\.ts$/,
+          /^(\.\/[\w.]+|\.\.\/telemetry\/_(taps|error_name|detached|text))\.ts$/,
           file,
         );
       }

@@ -10,7 +10,7 @@
 import type { ApiKeyEvent } from "../events.ts";
 import type { AuditAccess } from "../storage/_access.ts";
 import { type Dispatch, warnOnce } from "../_sinks.ts";
-import { fail, instantProblem } from "../_input.ts";
+import { fail, instantProblem, storableTextProblem } from "../_input.ts";
 import { auditOptions } from "../_options.ts";
 import {
   type AuditChainExpectation,
@@ -61,23 +61,26 @@ type AuditRange = {
 /** What the records of an `AuditRange` must match, with the chain's head and anchor. */
 type AuditRangeExpectation = AuditChainExpectation & Pick<AuditChainState, "head" | "anchor">;
 
-/** An optional short string of a context or query, checked. */
+/** An optional short string of a context, checked (stored: see `storableTextProblem`). */
 function optionalText(value: unknown, name: string): string | undefined {
   if (value === undefined) return undefined;
   if (typeof value !== "string" || value.length === 0 || value.length > MAX_TEXT) {
     throw new TypeError(`${name} must be a string of 1 to ${MAX_TEXT} characters`);
   }
+  const problem = storableTextProblem(value);
+  if (problem !== undefined) throw new TypeError(`${name} ${problem}`);
   return value;
 }
 
 /** An optional short string of a query, checked (`api_key_invalid_input` naming `field`). */
 function queryText(value: unknown, field: string): string | undefined {
-  if (
-    value !== undefined && (typeof value !== "string" || value === "" || value.length > MAX_TEXT)
-  ) {
+  if (value === undefined) return undefined;
+  if (typeof value !== "string" || value === "" || value.length > MAX_TEXT) {
     fail(field, `must be a string of 1 to ${MAX_TEXT} characters`);
   }
-  return value as string | undefined;
+  const problem = storableTextProblem(value);
+  if (problem !== undefined) fail(field, problem);
+  return value;
 }
 
 /** Sets `tenantId` in `map`; past MAX_TENANTS_COUNTED tenants, the one set first is dropped. */
@@ -405,7 +408,7 @@ export class AuditLog {
    */
   async *#records(
     tenantId: string,
-    afterSeq: number,
+    afterSeq: number | undefined,
     toSeq: number,
     first?: StoredAuditRecord[],
   ): AsyncGenerator<StoredAuditRecord> {
@@ -422,7 +425,7 @@ export class AuditLog {
       })).records;
       for (const record of page) yield record;
       after = page.at(-1)?.seq ?? after;
-      if (after >= toSeq || (page.length < PAGE && !reread)) return;
+      if ((after !== undefined && after >= toSeq) || (page.length < PAGE && !reread)) return;
       reread = false;
       page = undefined;
     }
@@ -508,7 +511,8 @@ export class AuditLog {
    * proves they existed). From `fromSeq`, its record's `prevHash` trusted
    * (`trusted`: no head past `fromSeq` is checked); without it (or at or
    * before the anchor: pruned records are not missing), from the chain's
-   * anchor. A checkpoint before `fromSeq` moves the start back to its record:
+   * anchor, read with no lower bound (a row at seq 0 or below, which only the
+   * database owner writes, is read first and named `inserted`). A checkpoint before `fromSeq` moves the start back to its record:
    * what it proves is never skipped (a chain rewritten behind it is found).
    */
   async #range(tenantId: string, range: AuditRange): Promise<{
@@ -522,7 +526,7 @@ export class AuditLog {
         checkpoint.seq < range.fromSeq
       ? checkpoint.seq
       : range.fromSeq;
-    const after = fromSeq === undefined ? 0 : fromSeq - 1;
+    const after = fromSeq === undefined ? undefined : fromSeq - 1;
     const query = {
       tenantId,
       order: "asc",
@@ -593,8 +597,8 @@ export class AuditLog {
    * records verified, not sent): at the first record that does not verify,
    * it throws an `AuditChainError`, having signed no checkpoint at or past it.
    */
-  async *export(tenantId: string, fromSeq = 1): AsyncGenerator<string> {
-    if (!Number.isSafeInteger(fromSeq) || fromSeq < 1) {
+  async *export(tenantId: string, fromSeq?: number): AsyncGenerator<string> {
+    if (fromSeq !== undefined && (!Number.isSafeInteger(fromSeq) || fromSeq < 1)) {
       throw new TypeError("the export's fromSeq must be a positive integer");
     }
     const { checkpointKey, checkpointEvery } = this.#options;
@@ -627,7 +631,7 @@ export class AuditLog {
       if (due !== undefined) yield await sign(due);
       due = undefined;
       // Records walked from the checkpoint before `fromSeq`: verified, not sent.
-      if (step.value.seq < fromSeq) continue;
+      if (fromSeq !== undefined && step.value.seq < fromSeq) continue;
       last = step.value;
       due = last.seq % checkpointEvery === 0 ? last : undefined;
       yield `${JSON.stringify({ type: "record", ...toAuditRecord(last) })}\n`;

@@ -56,7 +56,7 @@ export class MemoryAuditChains {
   /** The records `query` asks for. */
   read(query: AuditReadQuery): StoredAuditRecord[] {
     const records = this.#chains.get(query.tenantId)?.records ?? [];
-    const { afterSeq = 0, beforeSeq = Infinity, from, to, keyId, actor, action } = query;
+    const { afterSeq = -Infinity, beforeSeq = Infinity, from, to, keyId, actor, action } = query;
     const out: StoredAuditRecord[] = [];
     const ordered = query.order === "asc" ? records : [...records].reverse();
     for (const r of ordered) {

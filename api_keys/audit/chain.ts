@@ -6,6 +6,7 @@
  *
  * @module
  */
+import { hasLoneSurrogate } from "../../telemetry/_text.ts";
 import type {
   AuditChainState,
   AuditCheckpoint,
@@ -18,15 +19,12 @@ export const GENESIS_HASH: string = "0".repeat(64);
 
 const encoder = new TextEncoder();
 
-/** A lone surrogate: a code point `\p{Cs}` only when it is not half of a pair (flag `u`). */
-const LONE_SURROGATE = /\p{Cs}/u;
-
 /**
  * Whether `tenantId` is well-formed UTF-16: a lone surrogate becomes U+FFFD in
  * the UTF-8 the chain hashes and signs, so two ids would share one chain's text.
  */
 export function wellFormedTenantId(tenantId: string): boolean {
-  return !LONE_SURROGATE.test(tenantId);
+  return !hasLoneSurrogate(tenantId);
 }
 
 /** `tenantId`, or a `TypeError` when it is not well-formed UTF-16 (`wellFormedTenantId`). */

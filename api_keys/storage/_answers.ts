@@ -34,12 +34,16 @@ function isHash(value: unknown): value is string {
   return typeof value === "string" && HASH.test(value);
 }
 
-/** A stored audit record, checked (a malformed one throws). */
+/**
+ * A stored audit record, checked (a malformed one throws). A `seq` below 1
+ * (a row the database owner wrote: migration 0028 refuses it) is answered:
+ * verification names it `inserted`.
+ */
 export function readAuditRecord(value: unknown): StoredAuditRecord {
   const r = (typeof value === "object" && value !== null ? value : {}) as Record<string, unknown>;
   const { tenantId, seq, at, body, prevHash, hash } = r;
   if (
-    typeof tenantId !== "string" || !Number.isSafeInteger(seq) || (seq as number) < 1 ||
+    typeof tenantId !== "string" || !Number.isSafeInteger(seq) ||
     !(at instanceof Date) || Number.isNaN(at.getTime()) || typeof body !== "string" ||
     !isHash(prevHash) || !isHash(hash)
   ) {
@@ -60,7 +64,7 @@ const AUDIT_BODY_FILTERS = ["keyId", "actor", "action"] as const;
  * hex digits.
  */
 export function readAuditAnswer(query: AuditReadQuery): (value: unknown) => AuditReadAnswer {
-  const { afterSeq = 0, beforeSeq = Infinity } = query;
+  const { afterSeq = -Infinity, beforeSeq = Infinity } = query;
   const fromMs = query.from?.getTime() ?? -Infinity;
   const toMs = query.to?.getTime() ?? Infinity;
   const filters = AUDIT_BODY_FILTERS.filter((name) => query[name] !== undefined);

@@ -20,10 +20,24 @@ describe("input validation", () => {
     assert.equal(requirePrintable(text, "name"), text);
   });
 
+  it("requirePrintable refuses a lone surrogate (an emoji cut in half), which PostgreSQL's jsonb refuses", () => {
+    for (const text of ["deploy 🚀".slice(0, 8), "a\udc00b", "\ud800"]) {
+      assert.throws(() => requirePrintable(text, "name"), {
+        code: "api_key_invalid_input",
+        field: "name",
+      });
+    }
+  });
+
   it("bounds every instant and duration by 9999-12-31T23:59:59.999Z", () => {
     assert.equal(new Date(MAX_API_KEY_INSTANT_MS).toISOString(), "9999-12-31T23:59:59.999Z");
     assert.equal(instantProblem(MAX_API_KEY_INSTANT_MS), undefined);
     assert.match(instantProblem(MAX_API_KEY_INSTANT_MS + 1)!, /9999-12-31/);
+    // The earliest a database timestamp holds everywhere: 0001-01-01T00:00:00.000Z.
+    const earliest = Date.parse("0001-01-01T00:00:00.000Z");
+    assert.equal(instantProblem(earliest), undefined);
+    assert.match(instantProblem(earliest - 1)!, /0001-01-01/);
+    assert.match(instantProblem(-8.64e15)!, /0001-01-01/);
     assert.equal(durationProblem(0, 0), undefined);
     for (const bad of [-1, NaN, Infinity, "5", null]) {
       assert.match(durationProblem(bad, 0)!, /non-negative whole number/, String(bad));

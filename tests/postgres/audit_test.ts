@@ -541,6 +541,53 @@ if (databaseReady("the audit log on PostgreSQL", unavailable)) {
       }
     });
 
+    it("through the service: NUL or a lone surrogate in an actor or a key name is refused before PostgreSQL (whose jsonb refuses them); other text is stored and verifies", async () => {
+      const service = auditedService();
+      const tenantId = `pg-audit-${crypto.randomUUID()}`;
+      const scopes = [{ resource: "orders", level: "read" as const }];
+      const { id, key } = await service.create({ tenantId, name: "zoë 🚀", scopes }, {
+        actor: "zoë 🚀",
+      });
+      for (const actor of ["mallory\u0000", "mallory\ud800"]) {
+        await assert.rejects(service.revokeForTenant(tenantId, id, { actor }), TypeError);
+      }
+      await assert.rejects(service.create({ tenantId, name: "deploy \ud83d", scopes }), {
+        code: "api_key_invalid_input",
+        field: "name",
+      });
+      assert.equal((await service.verify(key)).keyId, id);
+      await service.revokeForTenant(tenantId, id, { actor: "bob" });
+      assert.equal((await service.verifyAuditLog(tenantId)).ok, true);
+      await service.close();
+    });
+
+    it("migration 0028 refuses a row at seq 0 or below (which verify, a checkpoint and an export would read first); applied again, it changes nothing", async () => {
+      const schema = `audit_seq_${crypto.randomUUID().replaceAll("-", "")}`;
+      const client = new pg.Client({ connectionString: url });
+      await client.connect();
+      const migration = (name: string) =>
+        Deno.readTextFile(
+          new URL(`../../prisma/migrations/${name}/migration.sql`, import.meta.url),
+        );
+      try {
+        await client.query(`CREATE SCHEMA ${schema}; SET search_path TO ${schema}`);
+        await client.query(await migration("0017_api_key_audit"));
+        await client.query(await migration("0028_audit_seq_positive"));
+        await client.query(await migration("0028_audit_seq_positive"));
+        const insert = (seq: number) =>
+          client.query(
+            "INSERT INTO api_key_audit (tenant_id, seq, at, body, prev_hash, hash) " +
+              "VALUES ('t', $1, now(), '{}', repeat('0', 64), repeat('a', 64))",
+            [seq],
+          );
+        for (const seq of [0, -1]) await assert.rejects(insert(seq), { code: "23514" });
+        await insert(1);
+      } finally {
+        await client.query(`DROP SCHEMA ${schema} CASCADE`);
+        await client.end();
+      }
+    });
+
     it("pruning keeps the chain verifiable from its anchor; a deleted first record is still found", async () => {
       const tenantId = await chainOf(4);
       assert.equal(await storage.pruneAudit!(tenantId, new Date(Date.now() + 60_000)), 3);

@@ -795,6 +795,8 @@ describe("createApiKeysAdminHandler", () => {
           ["PATCH", `/keys/${id}`, "{bad", 400, "body"],
           ["PATCH", `/keys/${id}`, { name: "x".repeat(2000) }, 413, undefined],
           ["PATCH", `/keys/${id}`, { name: 7 }, 400, "name"],
+          ["PATCH", `/keys/${id}`, { name: "deploy \ud83d" }, 400, "name"],
+          ["POST", `/keys/${id}/rotate`, { name: "a\udc00" }, 400, "name"],
           ["PATCH", `/keys/${id}`, {}, 400, "name"],
         ] as const
       ) {

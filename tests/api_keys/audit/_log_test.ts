@@ -345,6 +345,26 @@ describe("api_keys/audit/_log.ts", () => {
     );
   });
 
+  it("refuses an audit context or a key name holding NUL or a lone surrogate (PostgreSQL's jsonb refuses them): the change is not made", async () => {
+    const { service } = auditedService();
+    const { id, key } = await service.create({ tenantId: "t", name: "ci", scopes: SCOPES });
+    for (const text of ["mallory\u0000", "mallory\ud800", "\udc00"]) {
+      for (const field of ["actor", "requestId", "clientAddress"]) {
+        await assert.rejects(
+          service.revokeForTenant("t", id, { [field]: text }),
+          (error: Error) => error instanceof TypeError && error.message.includes(field),
+          `${field} ${JSON.stringify(text)}`,
+        );
+      }
+      await assert.rejects(
+        service.create({ tenantId: "t", name: `ci${text}`, scopes: SCOPES }),
+        { code: "api_key_invalid_input", field: "name" },
+      );
+    }
+    assert.equal((await service.verify(key)).keyId, id);
+    await service.close();
+  });
+
   it("records create, rotate, credits and revoke with their actor, before and after (a second revoke none)", async () => {
     const { service } = auditedService();
     const { id } = await service.create(
@@ -478,6 +498,9 @@ describe("api_keys/audit/_log.ts", () => {
         [{ action: "key.nope" }, "action"],
         [{ from: new Date(Number.NaN) }, "from"],
         [{ from: new Date(8.64e15) }, "from"],
+        [{ from: new Date(-8.64e15) }, "from"],
+        [{ to: new Date("-000001-12-31T23:59:59.999Z") }, "to"],
+        [{ keyId: "k\u0000" }, "keyId"],
         [{ to: new Date("+010000-01-01T00:00:00Z") }, "to"],
         [{ keyId: "" }, "keyId"],
       ] as const
@@ -614,6 +637,30 @@ describe("api_keys/audit/_log.ts", () => {
         n + 1,
         n,
       ], `a chain of ${n}`);
+      await service.close();
+    }
+  });
+
+  it("a row the database owner wrote at seq 0 or below: verify reads from the start and names it inserted; no checkpoint or export over it; pages list it", async () => {
+    for (const seq of [0, -5]) {
+      const storage = new RacingAuditStorage();
+      const { service } = auditedService({ storage });
+      for (let i = 0; i < 3; i++) await storage.appendAudit(appended(i));
+      const at = new Date();
+      const body = JSON.stringify({ forged: true });
+      const row = { tenantId: "t", seq, at, body, prevHash: GENESIS_HASH, hash: "a".repeat(64) };
+      storage.view = (answer, query) => {
+        const inside = seq > (query.afterSeq ?? -Infinity) && seq < (query.beforeSeq ?? Infinity);
+        if (!inside || answer.records.length >= query.limit) return answer;
+        const records = query.order === "asc" ? [row, ...answer.records] : [...answer.records, row];
+        return { ...answer, records };
+      };
+      const answer = await service.verifyAuditLog("t");
+      assert.deepEqual(!answer.ok && [answer.problem, answer.seq], ["inserted", seq], `seq ${seq}`);
+      await assert.rejects(service.auditCheckpoint("t"), { name: "AuditChainError" });
+      await assert.rejects(collect(service.exportAuditLog("t")), { name: "AuditChainError" });
+      const { records } = await service.auditLog("t");
+      assert.deepEqual(records.map((r) => r.seq), [3, 2, 1, seq]);
       await service.close();
     }
   });
