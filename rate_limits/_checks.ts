@@ -80,6 +80,12 @@ export function assertSubject(subject: unknown): string {
 /** Most credits in a balance, refill, cost or change (exact in every store). */
 export const MAX_CREDITS = 1e15;
 
+/**
+ * Largest policy `limit`: 15 digits, the most an sf-Integer holds (RFC 9651), which
+ * RateLimit-Policy's `q` and RateLimit's `r` are.
+ */
+export const MAX_POLICY_LIMIT = 999_999_999_999_999;
+
 /** Throws a `TypeError` unless `value` is a safe integer of at least `min`. */
 export function assertCount(value: unknown, min: number, what: string): number {
   if (typeof value !== "number" || !Number.isSafeInteger(value) || value < min) {

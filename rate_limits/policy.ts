@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { assertBounded, assertCost, assertName } from "./_checks.ts";
+import { assertBounded, assertCost, assertName, MAX_POLICY_LIMIT } from "./_checks.ts";
 
 /** A named limit: at most `limit` units in any interval of `windowMs`. */
 export interface RateLimitPolicy {
@@ -39,12 +39,6 @@ export const MAX_RATE_LIMIT_POLICIES = 16;
  * counts in doubles (exact below 2^53, about 9e15).
  */
 const MAX_WINDOW_MS = 1e14;
-
-/**
- * Largest `limit`: 15 digits, the most an sf-Integer holds (RFC 9651), which
- * RateLimit-Policy's `q` and RateLimit's `r` are.
- */
-export const MAX_POLICY_LIMIT = 999_999_999_999_999;
 
 /** Lists this module compiled (so compiling them again is free). */
 const COMPILED = new WeakSet<object>();

@@ -7,12 +7,8 @@
  *
  * @module
  */
-import {
-  type CompiledRateLimitPolicy,
-  compileRateLimitPolicies,
-  MAX_POLICY_LIMIT,
-} from "./policy.ts";
-import { assertCount, subjectFault } from "./_checks.ts";
+import { type CompiledRateLimitPolicy, compileRateLimitPolicies } from "./policy.ts";
+import { assertCount, MAX_POLICY_LIMIT, subjectFault } from "./_checks.ts";
 import { hasLoneSurrogate } from "../telemetry/_text.ts";
 import type { RateLimitStore } from "./store.ts";
 import { createRateLimiter, type RateLimiter } from "./limiter.ts";
