@@ -173,11 +173,15 @@ if (databaseReady("the audit log on PostgreSQL", unavailable)) {
 
       const swapped = await chainOf(5);
       await sql(
-        `UPDATE api_key_audit SET seq = CASE seq WHEN 2 THEN -3 ELSE -2 END
+        // Through seqs far above the chain's (migration 0028 refuses a seq below 1).
+        `UPDATE api_key_audit SET seq = CASE seq WHEN 2 THEN 1000003 ELSE 1000002 END
          WHERE tenant_id = $1 AND seq IN (2, 3)`,
         swapped,
       );
-      await sql("UPDATE api_key_audit SET seq = -seq WHERE tenant_id = $1 AND seq < 0", swapped);
+      await sql(
+        "UPDATE api_key_audit SET seq = seq - 1000000 WHERE tenant_id = $1 AND seq > 1000000",
+        swapped,
+      );
       assert.equal(problem(await verify(swapped)), "reordered 2");
     });
 
