@@ -401,7 +401,7 @@ export function compileSettings(options: unknown): Settings {
       `${PREFIX}usage`,
       taps,
       audit?.recordsRefusals ? (...args) => audit.refusals(...args) : undefined,
-      storageTimeoutMs,
+      storageTimeoutMs + (limits?.timeoutMs ?? 0),
     );
     parts.audit = audit;
   };

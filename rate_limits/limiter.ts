@@ -203,6 +203,8 @@ export interface RateLimitResult {
 export interface RateLimiter {
   /** The failure policy in force. */
   readonly onStoreError: OnStoreError;
+  /** Longest wait for the store, in ms (the option `timeoutMs`). */
+  readonly timeoutMs: number;
   /** The store checked (the API-key service writes a Redis store's balances back through it). */
   readonly store: RateLimitStore;
   /**
@@ -958,6 +960,7 @@ export function createRateLimiter(options: RateLimiterOptions = {}): RateLimiter
 
   const limiter: RateLimiter = {
     onStoreError,
+    timeoutMs,
     store,
     ...(typeof drainStore !== "function" ? {} : { drainCreditChanges: drain }),
     async ready() {

@@ -711,6 +711,11 @@ export class RequestLimits {
   #lastContext: ApiKeyContext | undefined;
   #lastPlan: KeyPlan | undefined;
 
+  /** The limiter's `timeoutMs`: how long a check may hold its request. */
+  get timeoutMs(): number {
+    return this.#limiter.timeoutMs;
+  }
+
   /**
    * Checks with `limiter`; policies come from `resolve` when given, else from
    * the key; `thresholds` are the validated `creditThresholds`, highest first.
@@ -999,8 +1004,8 @@ export function buildLimits(
     }
     return undefined;
   }
-  const { check, ready } = (limiter ?? {}) as Partial<RateLimiter>;
-  if (typeof check !== "function" || typeof ready !== "function") {
+  const { check, ready, timeoutMs } = (limiter ?? {}) as Partial<RateLimiter>;
+  if (typeof check !== "function" || typeof ready !== "function" || typeof timeoutMs !== "number") {
     throw new TypeError(`${PREFIX}limiter must be a RateLimiter (createRateLimiter)`);
   }
   return new RequestLimits(

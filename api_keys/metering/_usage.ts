@@ -29,8 +29,6 @@ import {
 
 const HOUR_MS = 3_600_000;
 const DAY_MS = 86_400_000;
-/** The limiter's longest `timeoutMs` (`createRateLimiter` refuses more). */
-const LIMITER_TIMEOUT_MAX_MS = 60_000;
 /** Rows per `recordUsage` call (one statement in the Prisma adapter). */
 export const USAGE_ROWS_PER_WRITE = 1_000;
 
@@ -414,8 +412,8 @@ export class UsageRecorder {
  * malformed or the storage lacks the usage capability (`usageOptions`).
  * A count is at its request's time, taken before the request's awaits: its
  * storage lookup (at most `storageTimeoutMs`) and its limiter check (at most
- * the limiter's `timeoutMs`, 60 s at most), so it reaches the recorder at most
- * their sum later (`lateMs`; a `rateLimitResolver` slower than that is not bounded).
+ * the limiter's `timeoutMs`), so it reaches the recorder at most their sum
+ * later, `lateMs` (a `rateLimitResolver` slower than that is not bounded).
  */
 export function compileUsage(
   option: unknown,
@@ -424,7 +422,7 @@ export function compileUsage(
   label: string,
   taps: ApiKeyTaps = {},
   onRefusals?: RefusalSink,
-  storageTimeoutMs = 0,
+  lateMs = 0,
 ): UsageRecorder | undefined {
   const checked = usageOptions(option, access !== undefined, label, onRefusals !== undefined);
   if (checked === undefined || access === undefined) return undefined;
@@ -436,7 +434,7 @@ export function compileUsage(
     emitMetric: createDispatcher(checked.onMetric, checked.onMetricError, "usage.onMetric"),
     taps,
     onRefusals,
-    lateMs: storageTimeoutMs + LIMITER_TIMEOUT_MAX_MS,
+    lateMs,
   });
 }
 

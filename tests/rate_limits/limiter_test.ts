@@ -108,6 +108,8 @@ describe("createRateLimiter", () => {
     assert.throws(() => createRateLimiter({ onStoreError: "maybe" as "open" }), TypeError);
     assert.throws(() => createRateLimiter({ timeoutMs: 0 }), TypeError);
     assert.throws(() => createRateLimiter({ timeoutMs: 60_001 }), TypeError);
+    assert.equal(createRateLimiter({ timeoutMs: 250 }).timeoutMs, 250);
+    assert.equal(createRateLimiter().timeoutMs, 1_000);
   });
 
   it("frozen options passed again keep their check; passed with another subject or policies they are checked anew, the counts of each apart", async () => {

@@ -1018,7 +1018,7 @@ describe("UsageRecorder's refusal aggregates (audit.refusedVerifications)", () =
     assert.equal(seen.length, 2);
   });
 
-  it("one record per key, hour and instance: an hour is reported only once no count of it can still arrive (storageTimeoutMs plus the limiter's longest timeoutMs after it), so a count timestamped before a slow limiter check joins its hour's record", async () => {
+  it("one record per key, hour and instance: an hour is reported only once no count of it can still arrive (storageTimeoutMs plus the limiter's timeoutMs after it), so a count timestamped before a slow limiter check joins its hour's record", async () => {
     const memory = createMemoryRateLimitStore();
     let release!: () => void;
     const gate = new Promise<void>((resolve) => release = resolve);
@@ -1034,7 +1034,7 @@ describe("UsageRecorder's refusal aggregates (audit.refusedVerifications)", () =
     const clock = { now: Date.parse("2030-01-01T10:59:59.000Z") };
     const { service } = makeService({
       clock: () => new Date(clock.now),
-      limiter: createRateLimiter({ store: slow as never, logger: () => {} }),
+      limiter: createRateLimiter({ store: slow as never, logger: () => {}, timeoutMs: 30_000 }),
       storageTimeoutMs: 1_000,
       usage: { flushIntervalMs: 100 },
       audit: { checkpointKey: "k".repeat(40), refusedVerifications: true },
@@ -1060,13 +1060,13 @@ describe("UsageRecorder's refusal aggregates (audit.refusedVerifications)", () =
     await pause(300); // flushes: hour 10 is over, but a count of it may still come
     release();
     assert.equal(await late, "api_key_rate_limited");
-    clock.now = Date.parse("2030-01-01T11:01:00.900Z"); // 11:00 + 1 s + 60 s not reached
+    clock.now = Date.parse("2030-01-01T11:00:30.900Z"); // 11:00 + 1 s + 30 s not reached
     await pause(300);
     assert.equal((await records()).length, 0, "not reported within the grace");
-    clock.now = Date.parse("2030-01-01T11:01:01.100Z");
+    clock.now = Date.parse("2030-01-01T11:00:31.100Z");
     await pause(300);
+    const written = await records(); // handed over by a flush, not by close()
     await service.close();
-    const written = await records();
     assert.equal(written.length, 1, "one record for the key's hour 10");
     assert.deepEqual(written[0].changes.refused.after, {
       api_key_scope_insufficient: 1,
