@@ -107,13 +107,6 @@ const keySubject = async (key: string) =>
 
 const seconds = (ms: number) => Math.max(0, Math.ceil(ms / 1000));
 
-/**
- * The longest a hit stays counted in a window of `windowMs` (docs/rate-limits.md, "The
- * algorithm"): a unit accepted in sub-bucket q at t ≥ bucketStart(q) leaves at leavesAt(q), less
- * than windowMs × (B + 1) / B + 1 ms later, so at most leavesAt(0) = ceil(windowMs × 1.1) ms.
- */
-const longestCounted = (windowMs: number) => leavesAt(0, windowMs);
-
 /** A throttler's compiled policies: the hit (with its block, when it blocks) and the block's start. */
 interface Compiled {
   readonly hit: readonly CompiledRateLimitPolicy[];
@@ -285,8 +278,9 @@ export function createThrottlerStorage(
       const result = await door.check(subject, policies.hit);
       const max = policies.limit;
       // Throttler 4 and 5 send timeToExpire as Retry-After and count the retry too: only once
-      // every hit counted so far has left is it sure to pass, so theirs is the longest a hit stays.
-      const legacyExpire = legacy ? seconds(longestCounted(policies.windowMs)) : undefined;
+      // every hit counted so far has left is it sure to pass, so theirs is the longest a hit stays
+      // counted (docs/rate-limits.md, "The algorithm": a hit of sub-bucket 0 leaves last).
+      const legacyExpire = legacy ? seconds(leavesAt(0, policies.windowMs)) : undefined;
       if (result.outcome === "open" || result.outcome === "closed") {
         const open = result.outcome === "open";
         return {
