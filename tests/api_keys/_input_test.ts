@@ -62,7 +62,7 @@ describe("refuseUnknownFields", () => {
     const hash = "ab".repeat(32);
     const legacyKey = `nk_live_${"A".repeat(12)}_${"b".repeat(32)}`;
     assert.equal(
-      refusal(["revoked_at", "__proto__", `x${"y".repeat(31)}`, hash, legacyKey, "a b", "é"]),
+      refusal(["revoked_at", "__proto__", `x_${"y".repeat(31)}`, hash, legacyKey, "a b", "é"]),
       "Invalid record: unknown fields: revoked_at, __proto__, (a name of 33 characters), " +
         "(a name of 64 characters), (a name of 53 characters), (a name of 3 characters), " +
         "(a name of 1 characters)",
