@@ -24,6 +24,7 @@ import {
   fail,
   failTime,
   instantProblem,
+  isoInstantMs,
   refuseUnknownFields,
   requireNonEmptyString,
 } from "./_input.ts";
@@ -60,24 +61,36 @@ export type ImportSettings =
   >
   & { readonly hasher: Pick<WebCryptoSha256Hasher, "hasVersion"> };
 
-/** A date field: a valid `Date` or ISO string within range, `null`/absent as `null`. */
+/**
+ * A date field: a valid `Date`, or an ISO 8601 (RFC 3339) string read by
+ * `isoInstantMs` (a date alone is UTC midnight; a date-time carries its
+ * zone, never read in the machine's), within range; `null`/absent as `null`.
+ */
 function dateOf(value: unknown, field: string): Date | null {
   if (value === undefined || value === null) return null;
-  const date = typeof value === "string" ? new Date(value) : value;
-  if (!(date instanceof Date) || Number.isNaN(date.getTime())) {
-    failTime(field, "must be a valid Date, an ISO 8601 string or null");
+  const ms = value instanceof Date ? value.getTime() : isoInstantMs(value, true);
+  if (Number.isNaN(ms)) {
+    failTime(
+      field,
+      "must be a valid Date, an ISO 8601 date (2030-01-31, UTC) or date-time with its offset " +
+        "(2030-01-31T12:00:00Z), or null",
+    );
   }
-  const problem = instantProblem(date.getTime());
+  const problem = instantProblem(ms);
   if (problem !== undefined) failTime(field, problem);
-  return new Date(date.getTime());
+  return new Date(ms);
 }
 
-/** `resource:level` strings as `Scope` objects (objects pass through for validation). */
+/**
+ * `resource:level` strings as `Scope` objects (objects pass through for
+ * validation); a string without a colon is refused, never echoed.
+ */
 function scopesOf(value: unknown): Scope[] {
   if (!Array.isArray(value)) return value as Scope[];
-  return value.map((scope) => {
+  return value.map((scope, i) => {
     if (typeof scope !== "string") return scope;
     const colon = scope.lastIndexOf(":");
+    if (colon < 0) fail("scopes", `scopes[${i}] must be a "resource:level" string`);
     return { resource: scope.slice(0, colon), level: scope.slice(colon + 1) } as Scope;
   });
 }

@@ -1,7 +1,8 @@
 /**
- * The rules every input check of the component builds on: instants and
- * durations, the one way an `ApiKeyValidationError` is built, non-empty
- * strings, unknown fields, and the thresholds of the expiry notices. The checks of `create`,
+ * The rules every input check of the component builds on: instants (and the
+ * one parser of their text) and durations, the one way an
+ * `ApiKeyValidationError` is built, non-empty strings, unknown fields, what
+ * an error may echo, and the thresholds of the expiry notices. The checks of `create`,
  * `rotate` and `list` inputs are in `_key_input.ts` (loaded with the flows,
  * not at import).
  *
@@ -47,6 +48,31 @@ export function durationProblem(value: unknown, fromMs: number): string | undefi
   return instantProblem(fromMs + value);
 }
 
+/** `YYYY-MM-DD`, then `THH:MM[:SS[.sss]]` and `Z` or `±HH:MM` (absent only for a date alone). */
+const ISO_INSTANT =
+  /^(\d{4})-(\d{2})-(\d{2})(?:T(\d{2}):(\d{2})(?::(\d{2})(?:\.\d{1,3})?)?(Z|[+-](\d{2}):(\d{2})))?$/;
+
+/**
+ * The epoch ms of `value` read as an ISO 8601 (RFC 3339) instant, strictly,
+ * or `NaN`: date, time and offset (`Z` or `±HH:MM`) all written, each part
+ * within its range (no February 30), or, with `dateAlone`, a date alone
+ * (`YYYY-MM-DD`, read as UTC midnight). Never a local time nor a guess. The
+ * one parser of instant text (admin bodies and queries, imported records);
+ * callers bound the result (`instantProblem`).
+ */
+export function isoInstantMs(value: unknown, dateAlone: boolean): number {
+  const parts = typeof value === "string" ? ISO_INSTANT.exec(value) : null;
+  if (parts === null || (parts[4] === undefined && !dateAlone)) return NaN;
+  const [year, month, day, hour, minute, second] = parts.slice(1, 7).map((part) =>
+    Number(part ?? 0)
+  );
+  const days = new Date(Date.UTC(year, month, 0)).getUTCDate();
+  const offsetOk = parts[8] === undefined || (Number(parts[8]) <= 23 && Number(parts[9]) <= 59);
+  const inRange = month >= 1 && month <= 12 && day >= 1 && day <= days && hour <= 23 &&
+    minute <= 59 && second <= 59 && offsetOk;
+  return inRange ? Date.parse(value as string) : NaN;
+}
+
 /** Throws the `ApiKeyValidationError` of `field` (the one way they are built). */
 export function fail(field: string, problem: string): never {
   throw new ApiKeyValidationError(field, problem);
@@ -67,20 +93,36 @@ export function requireDuration(value: unknown, field: string, fromMs: number): 
   return value as number;
 }
 
-/** Unknown field names listed at most, and characters shown of each. */
+/** 32 letters or digits in a row: a hash (hex), a key's secret, a token. */
+const SECRET_RUN = /[0-9A-Za-z]{32}/;
+
+/**
+ * Whether an error may show the untrusted `text` (the one rule for echoing
+ * it): at most `maxLength` characters, all matched by `shape` (tested only
+ * then), and no 32 letters or digits in a row, which could be a hash or a
+ * secret. Otherwise the caller names it by its length or index.
+ */
+export function isEchoable(text: string, shape: RegExp, maxLength: number): boolean {
+  return text.length <= maxLength && shape.test(text) && !SECRET_RUN.test(text);
+}
+
+/** Unknown field names listed at most. */
 const MAX_LISTED_FIELDS = 10;
-const MAX_SHOWN_FIELD = 64;
+
+/** A field name an error shows: an identifier of at most 32 characters (see `isEchoable`). */
+const SHOWN_FIELD = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
 /**
  * Throws `api_key_invalid_input` for `field` (`body`, `record`) naming the own
- * keys of `value` outside `fields` (some, shortened; never a value): a field
- * misspelt or of another system silently ignored is a setting silently lost.
+ * keys of `value` outside `fields` (some; never a value): a field misspelt or
+ * of another system silently ignored is a setting silently lost. A name that
+ * is no short identifier, or may be a hash or a key, is given by its length.
  */
 export function refuseUnknownFields(value: object, fields: readonly string[], field: string): void {
   const unknown = Object.keys(value).filter((name) => !fields.includes(name));
   if (unknown.length === 0) return;
   const shown = unknown.slice(0, MAX_LISTED_FIELDS).map((name) =>
-    name.length > MAX_SHOWN_FIELD ? `${name.slice(0, MAX_SHOWN_FIELD)}…` : name
+    isEchoable(name, SHOWN_FIELD, 32) ? name : `(a name of ${name.length} characters)`
   );
   const rest = unknown.length - shown.length;
   fail(field, `unknown fields: ${shown.join(", ")}${rest > 0 ? ` and ${rest} more` : ""}`);

@@ -4,7 +4,7 @@
  * Address text is untrusted (an allowlist entry from a `keys:write` caller, a
  * client IP from headers), so it is bounded before it is read: text longer
  * than {@link MAX_IP_TEXT_LENGTH} is refused unread. The parser is written by
- * hand and linear: no regular expression sees the text (but the redaction of
+ * hand and linear: no regular expression sees the text (but the checks of
  * a refused entry's echo, at most 64 characters). Parsed addresses are
  * their bytes (range matching bit by bit, canonical text per RFC 5952), so no
  * package loads with this file (issue 41). Also the client-IP step both
@@ -12,6 +12,7 @@
  *
  * @module
  */
+import { isEchoable } from "./_input.ts";
 import { failureLine } from "./_sinks.ts";
 import { compileKeyLayouts, KeyLayouts, LEGACY_KEY_LAYOUTS } from "./key_format.ts";
 
@@ -190,12 +191,18 @@ function networkOf([address, bits]: Range): string {
   return `${ipText(bytes)}/${bits}`;
 }
 
+/** The characters of IP and CIDR text (hex digits, `:`, `.`, `/`). */
+const IP_TEXT = /^[0-9A-Fa-f:./]+$/;
+
 /**
- * An entry of at most {@link MAX_IP_TEXT_LENGTH} characters, quoted, any API
- * key in it redacted: of the current layout, every built-in legacy one, and
- * the legacy ones of `layouts` (a service's, custom ones included).
+ * A refused entry as its error names it: quoted when it is IP text of at
+ * most 49 characters (the longest address with a suffix) that `isEchoable`
+ * passes (no hash), with any API key in it redacted (of the current layout,
+ * every built-in legacy one, and the legacy ones of `layouts`, custom ones
+ * included); its index otherwise.
  */
-function echo(entry: string, layouts: KeyLayouts | undefined): string {
+function echo(entry: string, index: number, layouts: KeyLayouts | undefined): string {
+  if (!isEchoable(entry, IP_TEXT, 49)) return String(index);
   const builtIn = compileKeyLayouts(Object.keys(LEGACY_KEY_LAYOUTS), "LEGACY_KEY_LAYOUTS");
   const redaction = layouts === undefined
     ? builtIn
@@ -209,8 +216,8 @@ function echo(entry: string, layouts: KeyLayouts | undefined): string {
  * dropped (first-seen order). Throws a `TypeError` for more than
  * {@link MAX_ALLOWED_IP_CIDRS} entries, an entry longer than
  * {@link MAX_IP_TEXT_LENGTH} characters (named by its index, never echoed),
- * or the first bad entry (zone ids, junk, out-of-range prefix lengths; echoed
- * with any API key in it redacted, of the current layout or a built-in legacy one).
+ * or the first bad entry (zone ids, junk, out-of-range prefix lengths; quoted
+ * only when it is IP text that cannot be a hash or an API key, else by its index).
  *
  * @example
  * ```ts
@@ -250,7 +257,9 @@ export function serviceAllowedIpCidrs(
     }
     const range = parseEntry(entry.trim());
     if (range === null) {
-      throw new TypeError(`allowedIpCidrs entry ${echo(entry, layouts)} is not an IP or CIDR`);
+      throw new TypeError(
+        `allowedIpCidrs entry ${echo(entry, index, layouts)} is not an IP or CIDR`,
+      );
     }
     out.add(networkOf(range));
   }

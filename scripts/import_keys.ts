@@ -19,7 +19,7 @@
  * number and, when well-formed, its prefix (never a hash). Exit status: 0
  * when every line was imported, skipped or revoked, 1 when some were not, 2
  * for bad usage (a missing file or Prisma client, or a database it cannot
- * query, included). Lines longer than 1 MiB are errors.
+ * query, included). Lines longer than 1 MiB (of UTF-8) are errors.
  *
  * @module
  */
@@ -44,24 +44,40 @@ const NOT_A_RECORD = null as unknown as ImportApiKeyRecord;
 
 /**
  * The records of a JSON Lines stream, one per non-blank line (a line that is
- * not JSON, or too long, yields a non-record), and the line number of each.
+ * not JSON, or over `MAX_LINE_BYTES` bytes of UTF-8, yields a non-record),
+ * and the line number of each. Lines are split on their bytes (a newline is
+ * never inside a UTF-8 sequence), so a line is counted while read and no
+ * more than `MAX_LINE_BYTES` of it is held.
  */
 async function* jsonLines(
   stream: ReadableStream<Uint8Array>,
   lineOf: number[],
 ): AsyncGenerator<ImportApiKeyRecord> {
   const decoder = new TextDecoder();
-  let pending = "";
+  let parts: Uint8Array[] = [];
+  let bytes = 0;
   let line = 0;
-  let overlong = false;
-  function* take(text: string): Generator<ImportApiKeyRecord> {
+  function add(part: Uint8Array) {
+    bytes += part.length;
+    if (bytes > MAX_LINE_BYTES) parts = [];
+    else if (part.length > 0) parts.push(part);
+  }
+  function* take(): Generator<ImportApiKeyRecord> {
     line++;
+    const overlong = bytes > MAX_LINE_BYTES;
+    const whole = new Uint8Array(overlong ? 0 : bytes);
+    let at = 0;
+    for (const part of parts) {
+      whole.set(part, at);
+      at += part.length;
+    }
+    [parts, bytes] = [[], 0];
     if (overlong) {
-      overlong = false;
       lineOf.push(line);
       yield NOT_A_RECORD;
       return;
     }
+    const text = decoder.decode(whole);
     if (text.trim() === "") return;
     lineOf.push(line);
     try {
@@ -71,19 +87,16 @@ async function* jsonLines(
     }
   }
   for await (const chunk of stream) {
-    pending += decoder.decode(chunk, { stream: true });
+    let start = 0;
     let newline: number;
-    while ((newline = pending.indexOf("\n")) >= 0) {
-      yield* take(pending.slice(0, newline));
-      pending = pending.slice(newline + 1);
+    while ((newline = chunk.indexOf(0x0a, start)) >= 0) {
+      add(chunk.subarray(start, newline));
+      yield* take();
+      start = newline + 1;
     }
-    if (pending.length > MAX_LINE_BYTES) {
-      overlong = true;
-      pending = "";
-    }
+    add(chunk.slice(start));
   }
-  pending += decoder.decode();
-  if (pending !== "" || overlong) yield* take(pending);
+  if (bytes > 0) yield* take();
 }
 
 /** The command that generates the Prisma client the tool loads (the Prisma of deno.json). */

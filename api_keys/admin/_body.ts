@@ -8,6 +8,7 @@ import {
   fail,
   failTime,
   instantProblem,
+  isoInstantMs,
   refuseUnknownFields,
   requirePrintable,
 } from "../_input.ts";
@@ -104,32 +105,16 @@ export function queryInstant(
   return value === null || value === undefined ? fallback : bodyInstant(value, field);
 }
 
-/** `YYYY-MM-DDTHH:MM[:SS[.sss]]` and `Z` or `±HH:MM`. */
-const ISO_INSTANT =
-  /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(?:\.\d{1,3})?)?(Z|[+-](\d{2}):(\d{2}))$/;
-
 /**
- * An ISO 8601 instant from a body field, strictly: date, time and offset
- * (`Z` or `±HH:MM`) all written, each part within its range (no February 30),
- * no later than 9999-12-31T23:59:59.999Z once its offset is applied
- * (`instantProblem`).
+ * An ISO 8601 instant from a body field, strictly (`isoInstantMs`: date,
+ * time and offset all written, each part within its range), no later than
+ * 9999-12-31T23:59:59.999Z once its offset is applied (`instantProblem`).
  */
 export function bodyInstant(value: unknown, field: string): Date {
-  const parts = typeof value === "string" ? ISO_INSTANT.exec(value) : null;
-  if (parts !== null) {
-    const [year, month, day, hour, minute, second] = parts.slice(1, 7).map((part) =>
-      Number(part ?? 0)
-    );
-    const days = new Date(Date.UTC(year, month, 0)).getUTCDate();
-    const offsetOk = parts[8] === undefined || (Number(parts[8]) <= 23 && Number(parts[9]) <= 59);
-    const ms = Date.parse(value as string);
-    if (
-      month >= 1 && month <= 12 && day >= 1 && day <= days && hour <= 23 && minute <= 59 &&
-      second <= 59 && offsetOk && !Number.isNaN(ms)
-    ) {
-      const problem = instantProblem(ms);
-      return problem === undefined ? new Date(ms) : failTime(field, problem);
-    }
+  const ms = isoInstantMs(value, false);
+  if (!Number.isNaN(ms)) {
+    const problem = instantProblem(ms);
+    return problem === undefined ? new Date(ms) : failTime(field, problem);
   }
   return fail(field, "must be an ISO 8601 instant with its offset, such as 2030-01-31T12:00:00Z");
 }

@@ -401,3 +401,91 @@ describe("importKeys", () => {
     ]);
   });
 });
+
+describe("importKeys: dates, scopes and echoes, strictly", () => {
+  it("reads a date (UTC midnight) or a date-time with its zone; refuses loose, zoneless and rolled-over dates naming the field", async () => {
+    const { keys, rows } = nestarcExport(4);
+    const { service, storage } = makeService({ cache: false, ...LEGACY });
+    const result = await service.importKeys([
+      { ...rows[0], expiresAt: "2031-01-01" },
+      { ...rows[1], expiresAt: "2031-01-01T02:00:00+02:00" },
+      { ...rows[2], expiresAt: new Date("2031-01-01T00:00:00Z") },
+      { ...rows[3], expiresAt: "2032-02-29T00:00:00.5Z", createdAt: "2029-01-01" },
+    ]);
+    assert.deepEqual(result.errors, []);
+    assert.equal(result.imported, 4);
+    const stored = await Promise.all(keys.map((key) => storage.findByPrefix(key.prefix)));
+    assert.deepEqual(stored.map((record) => record!.expiresAt!.toISOString()), [
+      "2031-01-01T00:00:00.000Z",
+      "2031-01-01T00:00:00.000Z",
+      "2031-01-01T00:00:00.000Z",
+      "2032-02-29T00:00:00.500Z",
+    ]);
+    assert.equal(stored[3]!.createdAt.toISOString(), "2029-01-01T00:00:00.000Z");
+
+    const loose = [
+      "5",
+      "01/02/2031",
+      "2031-02-30T00:00:00Z",
+      "2031-02-29",
+      "2031-06-01T00:00:00",
+      "2031-06-01 00:00:00",
+      "Jun 1 2031",
+      "2031-06-01T24:00:00Z",
+      "2031-06-01T00:00:00+25:00",
+      "+002031-06-01T00:00:00Z",
+    ];
+    const fields = ["expiresAt", "revokedAt", "createdAt", "lastUsedAt"] as const;
+    const { rows: more } = nestarcExport(loose.length * fields.length);
+    const records = fields.flatMap((field, f) =>
+      loose.map((value, v) => ({ ...more[f * loose.length + v], [field]: value }))
+    );
+    const refused = await service.importKeys(records);
+    assert.equal(refused.imported, 0);
+    assert.equal(refused.errors.length, records.length);
+    for (const [i, error] of refused.errors.entries()) {
+      const field = fields[Math.floor(i / loose.length)];
+      const value = loose[i % loose.length];
+      assert.match(error.message, new RegExp(`^Invalid ${field}: `), value);
+      assert.ok(!error.message.includes(value), error.message);
+    }
+  });
+
+  it("refuses a scope string without a colon, naming scopes (never the value)", async () => {
+    const { keys, rows } = nestarcExport(2);
+    const { service } = makeService({ cache: false, ...LEGACY });
+    const secretLike = "s3cr3tS3cr3tS3cr3tS3cr3tS3cr3t00";
+    const result = await service.importKeys([
+      { ...rows[0], scopes: ["read"] },
+      { ...rows[1], scopes: ["orders:read", secretLike] },
+    ]);
+    assert.equal(result.imported, 0);
+    assert.deepEqual(result.errors.map((error) => error.index), [0, 1]);
+    for (const error of result.errors) {
+      assert.match(error.message, /^Invalid scopes: /);
+      assert.ok(!error.message.includes(secretLike), error.message);
+      assert.ok(!error.message.includes("rea:"), error.message);
+    }
+    for (const key of keys) await rejection(service.verify(key.raw));
+  });
+
+  it("never echoes a hash or a key given as a field name or an allowlist entry", async () => {
+    const { keys, rows } = nestarcExport(3);
+    const { service } = makeService({ cache: false, ...LEGACY });
+    const hash = rows[0].hash as string;
+    const result = await service.importKeys([
+      { ...rows[0], [hash]: "x" } as never,
+      { ...rows[1], [keys[1].raw]: 1 } as never,
+      { ...rows[2], allowedIpCidrs: [hash] },
+    ]);
+    assert.deepEqual(result.errors.map((error) => error.message), [
+      "Invalid record: unknown fields: (a name of 64 characters)",
+      `Invalid record: unknown fields: (a name of ${keys[1].raw.length} characters)`,
+      "Invalid allowedIpCidrs: allowedIpCidrs entry 0 is not an IP or CIDR",
+    ]);
+    const report = JSON.stringify(result);
+    for (const secret of [hash, hash.slice(0, 32), keys[1].secret]) {
+      assert.ok(!report.includes(secret), report);
+    }
+  });
+});

@@ -3,7 +3,9 @@ import assert from "node:assert/strict";
 import {
   durationProblem,
   instantProblem,
+  isoInstantMs,
   MAX_API_KEY_INSTANT_MS,
+  refuseUnknownFields,
   requirePrintable,
   thresholdsProblem,
 } from "../../api_keys/_input.ts";
@@ -43,6 +45,65 @@ describe("input validation", () => {
       assert.match(durationProblem(bad, 0)!, /non-negative whole number/, String(bad));
     }
     assert.match(durationProblem(1, MAX_API_KEY_INSTANT_MS)!, /9999-12-31/);
+  });
+});
+
+describe("refuseUnknownFields", () => {
+  const refusal = (names: string[]) => {
+    try {
+      refuseUnknownFields(Object.fromEntries(names.map((name) => [name, 1])), ["a"], "record");
+    } catch (error) {
+      return (error as Error).message;
+    }
+    assert.fail("not refused");
+  };
+
+  it("names an identifier of at most 32 characters; any other name only by its length", () => {
+    const hash = "ab".repeat(32);
+    const legacyKey = `nk_live_${"A".repeat(12)}_${"b".repeat(32)}`;
+    assert.equal(
+      refusal(["revoked_at", "__proto__", `x_${"y".repeat(31)}`, hash, legacyKey, "a b", "é"]),
+      "Invalid record: unknown fields: revoked_at, __proto__, (a name of 33 characters), " +
+        "(a name of 64 characters), (a name of 53 characters), (a name of 3 characters), " +
+        "(a name of 1 characters)",
+    );
+  });
+
+  it("never names a key-shaped identifier: 32 letters or digits in a row (a secret, a hash)", () => {
+    for (const name of ["s3cr3tS3cr3tS3cr3tS3cr3tS3cr3t00", "0123456789abcdef0123456789abcdef"]) {
+      assert.equal(refusal([name]), "Invalid record: unknown fields: (a name of 32 characters)");
+    }
+    assert.equal(
+      refusal(["last_used_at_in_milliseconds_utc"]),
+      "Invalid record: unknown fields: last_used_at_in_milliseconds_utc",
+    );
+  });
+});
+
+describe("isoInstantMs (the one parser of instant text)", () => {
+  it("reads a date-time with its zone, a date alone only when allowed; NaN for anything else", () => {
+    assert.equal(isoInstantMs("2031-01-01T02:00:00+02:00", false), Date.UTC(2031, 0, 1));
+    assert.equal(isoInstantMs("2031-01-01T00:00Z", false), Date.UTC(2031, 0, 1));
+    assert.equal(isoInstantMs("2031-01-01", true), Date.UTC(2031, 0, 1));
+    assert.ok(Number.isNaN(isoInstantMs("2031-01-01", false)));
+    for (
+      const bad of [
+        "5",
+        "01/02/2031",
+        "2031-02-30T00:00:00Z",
+        "2031-02-29",
+        "2031-06-01T00:00:00",
+        "2031-06-01 00:00:00Z",
+        "2031-06-01T24:00:00Z",
+        "2031-06-01T00:00:00+25:00",
+        "2031-13-01",
+        "+002031-06-01T00:00:00Z",
+        42,
+        null,
+      ]
+    ) {
+      assert.ok(Number.isNaN(isoInstantMs(bad, true)), String(bad));
+    }
   });
 });
 

@@ -120,6 +120,23 @@ describe("scripts/import_keys.ts without DATABASE_URL (dry run)", {
     Deno.removeSync(path);
   });
 
+  it("a line over 1 MiB is an error, counted in bytes (2 MB of é), and the next line still imports", async () => {
+    const { keys, path } = exportFile(2, PEPPER);
+    const [first, second] = Deno.readTextFileSync(path).split("\n");
+    // 1,000,000 "é": under 1 MiB in UTF-16 units, 2 MB in UTF-8.
+    const long = JSON.stringify({ ...JSON.parse(first), x: "é".repeat(1_000_000) });
+    Deno.writeTextFileSync(path, `${long}\n${second}\n`);
+    const run = await runImport(
+      ["--jsonl", path, "--legacy-key-layout", "nestarc-v0"],
+      { API_KEY_PEPPERS: JSON.stringify({ 1: PEPPER }), DATABASE_URL: "" },
+    );
+    assert.equal(run.code, 1, run.stderr);
+    assert.equal(JSON.parse(run.stdout).imported, 1);
+    assert.equal(ownLines(run.stderr), "line 1: error: Invalid record: must be an object");
+    assert.ok(!run.stderr.includes(keys[0].prefix));
+    Deno.removeSync(path);
+  });
+
   it("a pepper map the wrong way round never prints the pepper", async () => {
     const { path } = exportFile(1, PEPPER);
     const args = ["--jsonl", path, "--legacy-key-layout", "nestarc-v0"];

@@ -576,7 +576,7 @@ describe("createApiKeysAdminHandler", () => {
     const listed = (await call("POST", "/keys", { body: many }))!;
     assert.match(listed.json.error.message, /and 20 more$/);
     assert.ok(listed.json.error.message.length < 1000);
-    assert.ok(listed.json.error.message.includes(`f0${"y".repeat(62)}…`));
+    assert.ok(listed.json.error.message.includes("(a name of 102 characters), f1,"));
   });
 
   it("create validates each field", async () => {
