@@ -86,6 +86,17 @@ describe("isoInstantMs (the one parser of instant text)", () => {
     assert.equal(isoInstantMs("2031-01-01T00:00Z", false), Date.UTC(2031, 0, 1));
     assert.equal(isoInstantMs("2031-01-01", true), Date.UTC(2031, 0, 1));
     assert.ok(Number.isNaN(isoInstantMs("2031-01-01", false)));
+    // A database's microseconds (PostgreSQL's to_json) read to the millisecond; offsets either way.
+    assert.equal(
+      isoInstantMs("2031-01-01T00:00:00.123456+00:00", false),
+      Date.UTC(2031, 0, 1, 0, 0, 0, 123),
+    );
+    assert.equal(isoInstantMs("2031-01-01T00:00:00.5Z", false), Date.UTC(2031, 0, 1, 0, 0, 0, 500));
+    assert.equal(
+      isoInstantMs("2030-12-31T20:30:00.000000001-03:30", false),
+      Date.UTC(2031, 0, 1),
+    );
+    assert.equal(isoInstantMs("0050-01-01", true), Date.parse("0050-01-01T00:00:00.000Z"));
     for (
       const bad of [
         "5",
@@ -98,6 +109,8 @@ describe("isoInstantMs (the one parser of instant text)", () => {
         "2031-06-01T00:00:00+25:00",
         "2031-13-01",
         "+002031-06-01T00:00:00Z",
+        "2031-06-01T00:00:00.1234567890Z",
+        "2031-06-01T00:00:00.Z",
         42,
         null,
       ]
