@@ -193,7 +193,8 @@ export interface StoreDoor {
  * Creates the door of `store`: `timeoutMs` after a call starts, it is
  * answered without the store; `observe` receives, as each store call settles,
  * its start (`performance.now()` ms: the observer reads the clock only if it
- * needs the duration) and number of checks; `taps.batch` (the telemetry bridge's) each
+ * needs the duration), number of checks and, if it failed, its `error.type` (`"timeout"` when
+ * let go of, else the error's name); `taps.batch` (the telemetry bridge's) each
  * call's start, with the tokens of the checks it carries; a check that throws (a store bug, a
  * malformed reply) ends its token's span as an error (`fail`).
  *
@@ -208,7 +209,7 @@ export interface StoreDoor {
 export function createStoreDoor(
   store: RateLimitStore,
   timeoutMs: number,
-  observe: (sentAt: number, checks: number) => void = () => {},
+  observe: (sentAt: number, checks: number, errorType?: string) => void = () => {},
   taps: LimiterTaps = {},
 ): StoreDoor {
   const storeName = store.name ?? "custom";
@@ -234,7 +235,7 @@ export function createStoreDoor(
 
   /** `error`, once the span of the check `trace` (the telemetry bridge's token) ends as an error. */
   const failing = (trace: CheckTrace | undefined, error: unknown) => {
-    trace?.fail();
+    trace?.fail(errorNameOf(error));
     return error;
   };
   const finish = (entry: Entry, value: unknown) => {
@@ -294,31 +295,37 @@ export function createStoreDoor(
     });
   };
 
-  /** Answers `batch` with the store's `answer`: whether it was malformed (the call failed). */
-  const deliver = (batch: Entry[], answer: unknown): boolean => {
+  /**
+   * Answers `batch` with the store's `answer`: the call's `error.type` when it was malformed (the
+   * call failed), else nothing.
+   */
+  const deliver = (batch: Entry[], answer: unknown): string | undefined => {
     const op = batch[0].run !== undefined;
     if (op) {
       finish(batch[0], answer === null ? TIMED_OUT : answer);
-      return false;
+      return undefined;
     }
     const results = (answer as { results?: unknown } | undefined)?.results;
     if (!Array.isArray(results) || results.length !== batch.length) {
       const error = malformed(storeName, `results must list ${batch.length} answers`);
       for (const entry of batch) fail(entry, error);
-      return true;
+      return errorNameOf(error);
     }
-    let bad = false;
+    let bad: string | undefined;
     for (let i = 0; i < batch.length; i++) {
       const entry = batch[i];
       const result = results[i];
       const problem = result === null || wellFormed
         ? undefined
         : counterProblem(result, entry.counters!.length);
-      if (problem !== undefined) bad = true; // the call failed, even for an entry answered already
-      if (entry.done) continue; // answered without the store; the store did not apply it after
-      if (result === null) finish(entry, TIMED_OUT);
-      else if (problem === undefined) finish(entry, result);
-      else fail(entry, malformed(storeName, problem));
+      if (problem === undefined) {
+        if (entry.done) continue; // answered without the store; the store did not apply it after
+        finish(entry, result === null ? TIMED_OUT : result);
+        continue;
+      }
+      const error = malformed(storeName, problem);
+      bad = errorNameOf(error); // the call failed, even for an entry answered already
+      fail(entry, error);
     }
     return bad;
   };
@@ -335,7 +342,8 @@ export function createStoreDoor(
       batch.map((e) => e.trace),
       batch[0].run === undefined ? batch.length : 0,
     );
-    let failed = false;
+    /** The call's `error.type` once it failed. */
+    let failed: string | undefined;
 
     let call: Promise<unknown>;
     try {
@@ -362,7 +370,7 @@ export function createStoreDoor(
       watchdog.cancel(late);
       inFlight--;
       traced?.(failed);
-      observe(sentAt, batch[0].run === undefined ? batch.length : 0);
+      observe(sentAt, batch[0].run === undefined ? batch.length : 0, failed);
       pump();
     };
     const letGoOf = () => {
@@ -391,7 +399,7 @@ export function createStoreDoor(
       }
       if (next === Infinity && now >= last + SETTLE_MS) {
         late = undefined;
-        failed = true;
+        failed = "timeout";
         if (letGo < MAX_LET_GO) letGoOf();
         else overdue.add(letGoOf);
         return;
@@ -408,7 +416,7 @@ export function createStoreDoor(
         }
       },
       (error) => {
-        failed = true;
+        failed = errorNameOf(error);
         const answer = isBug(error) ? undefined : new Unanswered("error", error);
         for (const entry of batch) {
           if (answer === undefined) fail(entry, storeFault(storeName, error));

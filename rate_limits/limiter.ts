@@ -440,11 +440,14 @@ function reporter(
       lastRecovery = now;
       log(`rate-limits: the ${storeName} store answers again`);
     },
-    /** A store call started at `sentAt` (`performance.now()` ms) settled, with `n` checks. */
-    latency(sentAt: number, n: number) {
+    /**
+     * A store call started at `sentAt` (`performance.now()` ms) settled, with `n` checks
+     * (`errorType`: it failed).
+     */
+    latency(sentAt: number, n: number, errorType?: string) {
       if (taps.storeCall === undefined && sink === undefined) return; // no clock read for nobody
       const ms = performance.now() - sentAt;
-      taps.storeCall?.(ms, n);
+      taps.storeCall?.(ms, n, errorType);
       if (sink === undefined) return;
       calls++;
       checks += n;

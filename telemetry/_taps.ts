@@ -6,6 +6,13 @@
  * @module
  */
 
+/**
+ * What ends a call's span as the call settles: nothing when it succeeded, else its bounded
+ * `error.type`: `"timeout"` for a call given up on at its deadline, else the error's name
+ * (`errorNameOf`, never its message).
+ */
+export type Settled = (errorType?: string) => void;
+
 /** Taps of an `ApiKeysService`. */
 export interface ApiKeyTaps {
   /** One per `authorize`: its outcome, environment and tenant when known, duration in ms. */
@@ -28,15 +35,15 @@ export interface ApiKeyTaps {
   span?: (
     name: "api_key.storage.lookup" | "api_key.storage.touch" | "api_key.usage.write",
     rows?: number,
-  ) => ((failed: boolean) => void) | undefined;
+  ) => Settled | undefined;
 }
 
 /** Taps of a `RateLimiter`. */
 export interface LimiterTaps {
   /** One per `check`: who answered (`store`, `open`, `closed`, `local`), allowed, ms. */
   check?: (outcome: string, allowed: boolean, ms: number) => void;
-  /** One per settled store call: its ms and the checks it carried. */
-  storeCall?: (ms: number, checks: number) => void;
+  /** One per settled store call: its ms, the checks it carried, its `error.type` if it failed. */
+  storeCall?: (ms: number, checks: number, errorType?: string) => void;
   /** One per check the store did not answer. */
   unavailable?: (reason: "timeout" | "error") => void;
   /** At a check's start: its span, ended through the token (a `close()` meanwhile ends it too). */
@@ -45,15 +52,15 @@ export interface LimiterTaps {
   batch?: (
     tokens: readonly (CheckTrace | undefined)[],
     checks: number,
-  ) => ((failed: boolean) => void) | undefined;
+  ) => Settled | undefined;
 }
 
 /** A check's span, from `LimiterTaps.enter`: one of its two ends is called once. */
 export interface CheckTrace {
   /** At the check's answer: who answered, allowed. */
   leave(outcome: string, allowed: boolean): void;
-  /** At the check's throw instead (a store bug, a malformed reply). */
-  fail(): void;
+  /** At the check's throw instead (a store bug, a malformed reply): the error's name. */
+  fail(errorType: string): void;
 }
 
 /** Taps of a safe-response responder. */

@@ -33,8 +33,10 @@ import {
   type CheckTrace,
   type LimiterTaps,
   type ResponderTaps,
+  type Settled,
   tapsOf,
 } from "./_taps.ts";
+import { callDetached } from "./_detached.ts";
 
 /** The instrumentation scope's name (the package's). */
 export const TELEMETRY_SCOPE = "@saferoute/api-kit";
@@ -112,15 +114,15 @@ function interned<K extends string>(build: (key: K) => Attributes): (key: K) => 
   };
 }
 
-/** Calls `fn`, swallowing its throw: telemetry never fails an operation. */
-function safely<A extends unknown[]>(fn: (...args: A) => void): (...args: A) => void {
-  return (...args) => {
-    try {
-      fn(...args);
-    } catch {
-      // an SDK or exporter fault: the operation goes on
-    }
-  };
+/** What becomes of an SDK's or exporter's fault: nothing, the operation goes on. */
+const IGNORE = () => {};
+
+/**
+ * `fn`, called through `callDetached`: its throw, or the rejection of the promise it answers,
+ * goes nowhere. Telemetry never fails an operation.
+ */
+function safely<A extends unknown[]>(fn: (...args: A) => unknown): (...args: A) => void {
+  return (...args) => callDetached(fn, args, IGNORE);
 }
 
 /** Every instrument: name → unit, description (docs/telemetry.md "Instruments" is the same table). */
@@ -150,9 +152,13 @@ const INSTRUMENTS = {
 /** An instrument's name. */
 type InstrumentName = keyof typeof INSTRUMENTS;
 
-function counter(meter: Meter, name: InstrumentName): Counter {
+/** An instrument's `add` or `record`, through `safely`. */
+type Report = (value: number, attributes: Attributes) => void;
+
+function counter(meter: Meter, name: InstrumentName): { add: Report } {
   const [unit, description] = INSTRUMENTS[name];
-  return meter.createCounter(name, { unit, description });
+  const instrument: Counter = meter.createCounter(name, { unit, description });
+  return { add: safely((value: number, set: Attributes) => instrument.add(value, set)) };
 }
 
 function gauge(meter: Meter, name: InstrumentName): ObservableGauge {
@@ -160,13 +166,14 @@ function gauge(meter: Meter, name: InstrumentName): ObservableGauge {
   return meter.createObservableGauge(name, { unit, description });
 }
 
-function histogram(meter: Meter, name: InstrumentName): Histogram {
+function histogram(meter: Meter, name: InstrumentName): { record: Report } {
   const [unit, description] = INSTRUMENTS[name];
-  return meter.createHistogram(name, {
+  const instrument: Histogram = meter.createHistogram(name, {
     unit,
     description,
     advice: { explicitBucketBoundaries: DURATION_BUCKETS },
   });
+  return { record: safely((value: number, set: Attributes) => instrument.record(value, set)) };
 }
 
 /** Sets the taps of `owner` (a `TypeError` when it has none or is instrumented already). */
@@ -179,24 +186,40 @@ function claim<T extends object>(owner: unknown, what: string): T {
   return taps;
 }
 
-/** A span of `tracer` named `name`, child of `parent` (default: the active context). */
+/**
+ * A span of `tracer` named `name`, child of `parent` (default: the active context), of `kind`
+ * (default: `INTERNAL`).
+ */
 function startSpan(
   tracer: Tracer,
   name: string,
   attributes: Attributes,
   parent: Context = context.active(),
   links?: Link[],
+  kind: SpanKind = SpanKind.INTERNAL,
 ): Span {
-  return tracer.startSpan(name, { kind: SpanKind.INTERNAL, attributes, links }, parent);
+  return tracer.startSpan(name, { kind, attributes, links }, parent);
 }
 
-/** What ends `span` when its call settles (`failed`: status `ERROR`). */
-function ending(span: Span): (failed: boolean) => void {
-  return safely((failed) => {
-    if (failed) span.setStatus({ code: SpanStatusCode.ERROR });
-    span.end();
-  });
+/** Ends `span`; with `errorType` (it failed), as an error: status `ERROR` and `error.type`. */
+const end = safely((span: Span, errorType?: string) => {
+  if (errorType !== undefined) {
+    span.setAttribute("error.type", errorType);
+    span.setStatus({ code: SpanStatusCode.ERROR });
+  }
+  return span.end();
+});
+
+/** What ends `span` when its call settles. */
+function ending(span: Span): Settled {
+  return (errorType) => end(span, errorType);
 }
+
+/** Ends a check's span with its answer's attributes. */
+const leave = safely((check: CheckSpan, outcome: string, allowed: boolean) => {
+  check.span.setAttributes(check.attributesOf(outcome, allowed));
+  return check.span.end();
+});
 
 /**
  * A check's span (`LimiterTaps.enter`'s token): it ends through itself, so a `close()` while the
@@ -209,16 +232,11 @@ class CheckSpan implements CheckTrace {
   ) {}
 
   leave(outcome: string, allowed: boolean): void {
-    try {
-      this.span.setAttributes(this.attributesOf(outcome, allowed));
-      this.span.end();
-    } catch {
-      // an SDK fault: the check goes on
-    }
+    leave(this, outcome, allowed);
   }
 
-  fail(): void {
-    ending(this.span)(true);
+  fail(errorType: string): void {
+    end(this.span, errorType);
   }
 }
 
@@ -291,6 +309,7 @@ function limiterTaps(meter: Meter, tracer: Tracer, limiter: RateLimiter): Limite
   const checkAttributes = (outcome: string, allowed: boolean) =>
     checkSet(`${outcome}|${allowed ? "allowed" : "refused"}`);
   const storeSet = Object.freeze({ "rate_limit.store.name": store });
+  const storeErrorSet = interned((errorType: string) => ({ ...storeSet, "error.type": errorType }));
   const reasonSet = interned((reason: string) => ({
     "rate_limit.reason": reason,
     "rate_limit.on_store_error": limiter.onStoreError,
@@ -300,7 +319,9 @@ function limiterTaps(meter: Meter, tracer: Tracer, limiter: RateLimiter): Limite
     checks.add(1, attributes);
     checkDuration.record(ms / S, attributes);
   });
-  taps.storeCall = safely((ms) => storeDuration.record(ms / S, storeSet));
+  taps.storeCall = safely((ms, _checks, errorType) =>
+    storeDuration.record(ms / S, errorType === undefined ? storeSet : storeErrorSet(errorType))
+  );
   taps.unavailable = safely((reason) => unavailable.add(1, reasonSet(reason)));
   taps.enter = () => {
     try {
@@ -321,6 +342,7 @@ function limiterTaps(meter: Meter, tracer: Tracer, limiter: RateLimiter): Limite
         { ...storeSet, "rate_limit.store.checks": checkCount },
         parent,
         links,
+        SpanKind.CLIENT,
       );
       return ending(span);
     } catch {

@@ -11,6 +11,7 @@
  * @module
  */
 import type { ApiKeyTaps } from "../../telemetry/_taps.ts";
+import { errorNameOf } from "../../telemetry/_error_name.ts";
 import type { UsageAccess } from "../storage/_access.ts";
 import { fail, requireNonEmptyString } from "../_input.ts";
 import { createDispatcher, type Dispatch, warnOnce } from "../_sinks.ts";
@@ -350,9 +351,9 @@ export class UsageRecorder {
         if (batch.rows.length > 0) {
           await this.#s.access.record(batch.rows.map((entry) => entry.toRow()), batch.id);
         }
-        traced?.(false);
+        traced?.();
       } catch (error) {
-        traced?.(true);
+        traced?.(errorNameOf(error));
         this.#writing = false;
         this.#bound(); // the rows counted during the write, beside the failed ones
         this.#emit("failed", this.#batchedRows);

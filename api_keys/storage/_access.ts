@@ -11,6 +11,8 @@
 import { ApiKeyOperationError, ApiKeyStorageError } from "../errors.ts";
 import { warnOnce } from "../_sinks.ts";
 import { callDetached } from "../../telemetry/_detached.ts";
+import { errorNameOf } from "../../telemetry/_error_name.ts";
+import type { Settled } from "../../telemetry/_taps.ts";
 import type { AuditAppend, AuditReadQuery, StoredAuditRecord } from "../audit/types.ts";
 import {
   API_KEY_STORAGE_METHODS,
@@ -816,30 +818,30 @@ export class StorageAccess {
    * `touchLastUsed(id, at())`, not awaited: a throw or a rejection (of the
    * storage or of `at`) never reaches the caller and is warned about once; a
    * slow write that succeeds is no failure. `settled` (the telemetry bridge's
-   * span end) learns how it settled, as failed at the storage deadline at the
-   * latest.
+   * span end) learns how it settled, as failed (`"timeout"`) at the storage
+   * deadline at the latest.
    */
-  touchLastUsed(id: string, at: () => Date, settled?: (failed: boolean) => void): void {
+  touchLastUsed(id: string, at: () => Date, settled?: Settled): void {
     const storage = this.#storage;
     if (settled === undefined) {
       return callDetached(() => storage.touchLastUsed(id, at()), [], this.#touchFailed);
     }
     let done = false;
-    const settle = (failed: boolean) => {
+    const settle = (errorType?: string) => {
       if (done) return;
       done = true;
       clearTimeout(timer);
-      settled(failed);
+      settled(errorType);
     };
-    const timer = setTimeout(() => settle(true), this.#timeoutMs);
+    const timer = setTimeout(() => settle("timeout"), this.#timeoutMs);
     callDetached(
       async () => {
         await storage.touchLastUsed(id, at());
-        settle(false);
+        settle();
       },
       [],
       (error) => {
-        settle(true);
+        settle(errorNameOf(error));
         this.#touchFailed(error);
       },
     );

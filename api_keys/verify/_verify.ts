@@ -26,6 +26,7 @@ import type { Settings } from "../_settings.ts";
 import { keyRateLimits } from "../metering/_limits.ts";
 import { assertCost } from "../metering/_count.ts";
 import { refuseUnknownOptions } from "../_options.ts";
+import { errorNameOf } from "../../telemetry/_error_name.ts";
 import type {
   ApiKeyContext,
   ApiKeyRecord,
@@ -726,11 +727,11 @@ export class VerifyFlow {
         ? peek(prefix)
         : await s.storage.findByPrefix(prefix);
     } catch (error) {
-      traced?.(true);
+      traced?.(errorNameOf(error));
       if (recording !== "nothing") this.#metric(start, "error", environment);
       throw error;
     }
-    traced?.(false);
+    traced?.();
     // A hash retired by retiredPepperVersions reads as an unconfigured version's.
     const retired = record !== null &&
       isRetired(s.retiredPepperVersions, record.hashScheme, record.pepperVersion);

@@ -2,7 +2,7 @@
 import { after, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
-import { context, trace } from "@opentelemetry/api";
+import { context, SpanKind, trace } from "@opentelemetry/api";
 import type { DataPoint, MetricReader, ResourceMetrics } from "@opentelemetry/sdk-metrics";
 import type { ReadableSpan } from "@opentelemetry/sdk-trace-base";
 import { instrumentTelemetry, TELEMETRY_SCOPE, TELEMETRY_VERSION } from "../../telemetry/mod.ts";
@@ -23,6 +23,7 @@ import { createSafeFetch } from "../../safe_response/fetch/mod.ts";
 import { breakChecksum, FakeClocks, PEPPER_1, READ_ORDERS } from "../api_keys/helpers.ts";
 import { creditedKey, CreditedStorage } from "../api_keys/credited_storage.ts";
 import { FakeRemoteStore } from "../rate_limits/_fake_store.ts";
+import { collectUnhandledRejections } from "../reliability/harness.ts";
 import { setup, useAsyncContext } from "./_sdk.ts";
 
 /** The active context kept across awaits (what an SDK's context manager does). */
@@ -229,10 +230,17 @@ describe("instrumentTelemetry", () => {
       }),
       1,
     );
-    // Three store calls: the two above and the failed one.
+    // Three store calls: the two above, and the failed one in its own series (error.type).
     assert.equal(
       valueOf(points, "rate_limit.store.duration", { "rate_limit.store.name": "fake" }),
-      3,
+      2,
+    );
+    assert.equal(
+      valueOf(points, "rate_limit.store.duration", {
+        "rate_limit.store.name": "fake",
+        "error.type": "Error",
+      }),
+      1,
     );
     assert.equal(valueOf(points, "rate_limit.check.duration", refused), 1);
     const failed = exporter.getFinishedSpans().filter((s) => s.name === "rate_limit.store.call");
@@ -277,6 +285,11 @@ describe("instrumentTelemetry", () => {
       const calls = spans.filter((s) => s.name === "rate_limit.store.call");
       assert.deepEqual(checks.map((s) => s.status.code), [2], `${what}: the check span, ERROR`);
       assert.deepEqual(calls.map((s) => s.status.code), Array(storeCalls).fill(2), what);
+      assert.deepEqual(
+        [...checks, ...calls].map((s) => s.attributes["error.type"]),
+        Array(1 + storeCalls).fill("TypeError"),
+        `${what}: error.type, the error's name`,
+      );
       const points = await collect(reader);
       assert.equal(points.filter((p) => p.name === "rate_limit.checks").length, 0, what);
       telemetry.close();
@@ -443,6 +456,10 @@ describe("instrumentTelemetry", () => {
     assert.deepEqual([rows("dropped"), rows("failed"), rows("written")], [1, 1, 1]);
     const writes = exporter.getFinishedSpans().filter((s) => s.name === "api_key.usage.write");
     assert.deepEqual(writes.map((s) => s.status.code), [2, 0], "failed (ERROR), then written");
+    assert.deepEqual(
+      writes.map((s) => s.attributes["error.type"]),
+      ["ApiKeyStorageError", undefined],
+    );
     assertNoSecret(points, exporter.getFinishedSpans(), keys.map((k) => k.key));
   });
 
@@ -497,6 +514,10 @@ describe("instrumentTelemetry", () => {
     assert.deepEqual([lookups("miss"), lookups("negative_hit"), lookups("hit")], [2, 1, 0]);
     const spans = exporter.getFinishedSpans().filter((s) => s.name === "api_key.storage.lookup");
     assert.deepEqual(spans.map((s) => s.status.code), [0, 2], "found, then failed (ERROR)");
+    assert.deepEqual(spans.map((s) => s.attributes["error.type"]), [
+      undefined,
+      "ApiKeyStorageError",
+    ]);
     assert.equal(
       valueOf(points, "api_key.authorizations", {
         "api_key.outcome": "error",
@@ -525,6 +546,7 @@ describe("instrumentTelemetry", () => {
     await new Promise((resolve) => setTimeout(resolve, 10));
     const touches = exporter.getFinishedSpans().filter((s) => s.name === "api_key.storage.touch");
     assert.deepEqual(touches.map((s) => s.status.code), [0, 2], "written, then failed (ERROR)");
+    assert.deepEqual(touches.map((s) => s.attributes["error.type"]), [undefined, "Error"]);
     assert.equal(parentOf(touches[0]), request.spanContext().spanId);
   });
 
@@ -543,6 +565,7 @@ describe("instrumentTelemetry", () => {
     await new Promise((resolve) => setTimeout(resolve, 80));
     const touches = exporter.getFinishedSpans().filter((s) => s.name === "api_key.storage.touch");
     assert.deepEqual(touches.map((s) => s.status.code), [2], "ended at the deadline, ERROR");
+    assert.equal(touches[0].attributes["error.type"], "timeout");
   });
 
   it("the change feed's gauges: lag in seconds, +Inf while unbounded; notices absent until known", async () => {
@@ -623,6 +646,91 @@ describe("instrumentTelemetry", () => {
     assert.equal(reply.status, 200);
   });
 
+  it("error.type: a store call the door gave up on is `timeout`, a rejected one its error's name (never its message); CLIENT spans", async () => {
+    const { reader, meterProvider, exporter, tracerProvider } = setup();
+    const store = new FakeRemoteStore();
+    const limiter = createRateLimiter({ store, timeoutMs: 20, logger: () => {} });
+    const telemetry = instrumentTelemetry({ meterProvider, tracerProvider, limiter });
+    const policy = [{ name: "api", limit: 5, windowMs: 60_000 }];
+    await limiter.check("a", policy); // answered
+    store.stalled = true; // never settles: let go of SETTLE_MS past its answer
+    assert.equal((await limiter.check("b", policy)).outcome, "open");
+    await new Promise((resolve) => setTimeout(resolve, 2_200));
+    class ConnectionRefused extends Error {
+      override name = "ConnectionRefused";
+    }
+    store.failing = new ConnectionRefused("connect ECONNREFUSED 10.0.0.7:6379");
+    assert.equal((await limiter.check("c", policy)).outcome, "open");
+    store.failing = undefined;
+    store.resume();
+    telemetry.close();
+    const calls = exporter.getFinishedSpans().filter((s) => s.name === "rate_limit.store.call");
+    assert.deepEqual(calls.map((s) => s.kind), [SpanKind.CLIENT, SpanKind.CLIENT, SpanKind.CLIENT]);
+    assert.deepEqual(calls.map((s) => s.status.code), [0, 2, 2]);
+    assert.deepEqual(
+      calls.map((s) => s.attributes["error.type"]),
+      [undefined, "timeout", "ConnectionRefused"],
+    );
+    const points = await collect(reader);
+    const duration = (errorType?: string) =>
+      valueOf(points, "rate_limit.store.duration", {
+        "rate_limit.store.name": "fake",
+        ...(errorType === undefined ? {} : { "error.type": errorType }),
+      });
+    assert.deepEqual([duration(), duration("timeout"), duration("ConnectionRefused")], [1, 1, 1]);
+    const data = JSON.stringify([points, calls.map((s) => [s.attributes, s.events, s.status])]);
+    assert.ok(!data.includes("ECONNREFUSED") && !data.includes("10.0.0.7"), "no message");
+  });
+
+  it("an SDK whose instruments and spans answer rejected promises: no unhandled rejection, every operation answers", async () => {
+    const rejected = () => Promise.reject(new Error("exporter down"));
+    const instrument = { add: rejected, record: rejected, addCallback() {}, removeCallback() {} };
+    const meterProvider = {
+      getMeter: () => ({
+        createCounter: () => instrument,
+        createHistogram: () => instrument,
+        createObservableGauge: () => instrument,
+      }),
+    };
+    const span = {
+      setAttributes: () => span,
+      setAttribute: () => span,
+      setStatus: () => span,
+      spanContext: () => ({ traceId: "0".repeat(32), spanId: "0".repeat(16), traceFlags: 0 }),
+      end: rejected,
+    };
+    const tracerProvider = { getTracer: () => ({ startSpan: () => span }) };
+    const unhandled = collectUnhandledRejections();
+    try {
+      const store = new FakeRemoteStore();
+      const limiter = createRateLimiter({ store, logger: () => {} });
+      const storage = new CreditedStorage();
+      const service = new ApiKeysService({ peppers: { 1: PEPPER_1 }, storage, limiter });
+      const safe = createSafeFetch({ timestamp: false });
+      const telemetry = instrumentTelemetry({
+        meterProvider,
+        tracerProvider,
+        service,
+        limiter,
+        responder: safe,
+      });
+      const { key } = await creditedKey(service, storage, { remaining: 5 });
+      assert.equal((await service.authorize(key)).creditResult?.remaining, 4);
+      const policy = [{ name: "a", limit: 1, windowMs: 1_000 }];
+      assert.equal((await limiter.check("x", policy)).allowed, true);
+      store.failing = new Error("down"); // a failed store call's span
+      assert.equal((await limiter.check("y", policy)).outcome, "open");
+      const reply = await safe.route({}, () => 1)(new Request("http://x/x"));
+      assert.equal(reply.status, 200);
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      telemetry.close();
+      await service.close();
+    } finally {
+      await unhandled.stop();
+    }
+    assert.deepEqual(unhandled.reasons, []);
+  });
+
   it("bounded cardinality: thirty keys of thirty tenants make no more series", async () => {
     const { reader, meterProvider } = setup();
     const store = new CreditedStorage();
@@ -660,6 +768,34 @@ describe("instrumentTelemetry", () => {
     const documented = [...section.matchAll(/^\| `([a-z_.]+)`/gm)].map((m) => m[1]).sort();
     assert.equal(documented.length, 14);
     assert.deepEqual([...SEEN].sort(), documented);
+  });
+
+  it("docs/operations.md's example alerts name instruments and attributes as the Prometheus exporter does", () => {
+    const read = (path: string) => readFileSync(new URL(path, import.meta.url), "utf8");
+    const page = read("../../docs/telemetry.md");
+    const table = page.slice(page.indexOf("## Instruments"), page.indexOf("## Spans"));
+    // `.` becomes `_`; a counter gets `_total` (what @opentelemetry/exporter-prometheus serves).
+    const metrics = new Set(
+      [...table.matchAll(/^\| `([a-z_.]+)` +\| (\w+) /gm)].map(([, name, kind]) =>
+        name.replaceAll(".", "_") + (kind === "counter" ? "_total" : "")
+      ),
+    );
+    const labels = new Set(
+      [...table.matchAll(/`([a-z_]+(?:\.[a-z_]+)+)`/g)].map((m) => m[1].replaceAll(".", "_")),
+    );
+    const operations = read("../../docs/operations.md");
+    const section = operations.slice(
+      operations.indexOf("Example alerts"),
+      operations.indexOf("## Peppers"),
+    );
+    const alerts = [...section.matchAll(/`([^`]*(?:\[\d+[mh]\]|[<>=]=? \d)[^`]*)`/g)]
+      .map((m) => m[1]);
+    assert.equal(alerts.length, 7);
+    for (const alert of alerts) {
+      assert.doesNotMatch(alert.replace(/"[^"]*"/g, ""), /\w\.\w/, `${alert}: a dot (PromQL)`);
+      assert.ok(metrics.has(alert.replace(/^rate\(/, "").match(/^\w+/)![0]), alert);
+      for (const [, label] of alert.matchAll(/(\w+)="/g)) assert.ok(labels.has(label), alert);
+    }
   });
 });
 

@@ -481,17 +481,17 @@ describe("StorageAccess", () => {
       ]);
     });
 
-    it("a write that never settles: `settled` learns it failed at the storage deadline, nothing warned", async () => {
+    it("a write that never settles: `settled` learns it failed (timeout) at the storage deadline, nothing warned", async () => {
       const access = new StorageAccess(
         await plain({ touchLastUsed: () => new Promise<void>(() => {}) }),
         20,
         "s",
       );
-      const settled: boolean[] = [];
-      access.touchLastUsed("k1", () => new Date(), (failed) => settled.push(failed));
+      const settled: (string | undefined)[] = [];
+      access.touchLastUsed("k1", () => new Date(), (errorType) => settled.push(errorType));
       access.touchLastUsed("k1", () => new Date());
       await new Promise((resolve) => setTimeout(resolve, 80));
-      assert.deepEqual(settled, [true]);
+      assert.deepEqual(settled, ["timeout"]);
       assert.deepEqual(warnings, []);
     });
 
@@ -507,16 +507,17 @@ describe("StorageAccess", () => {
       });
       const access = new StorageAccess(storage, 20, "s");
       const at = new Date("2026-01-02T03:04:05.000Z");
-      const settled: boolean[] = [];
-      access.touchLastUsed("k1", () => at, (failed) => settled.push(failed));
+      const settled: (string | undefined)[] = [];
+      const settle = (errorType?: string) => void settled.push(errorType);
+      access.touchLastUsed("k1", () => at, settle);
       await new Promise((resolve) => setTimeout(resolve, 100));
-      assert.deepEqual(settled, [true], "the span ends at the deadline, once");
+      assert.deepEqual(settled, ["timeout"], "the span ends at the deadline, once");
       assert.equal((await inner.findById("k1"))?.lastUsedAt?.toISOString(), at.toISOString());
       assert.deepEqual(warnings, [], "the write landed: nothing to warn about");
       mode = "fail";
-      access.touchLastUsed("k1", () => new Date(), (failed) => settled.push(failed));
+      access.touchLastUsed("k1", () => new Date(), settle);
       await new Promise((resolve) => setTimeout(resolve, 0));
-      assert.deepEqual(settled, [true, true]);
+      assert.deepEqual(settled, ["timeout", "RangeError"]);
       assert.deepEqual(warnings, [
         "api-keys: touchLastUsed failed (RangeError); further failures are not logged",
       ]);
