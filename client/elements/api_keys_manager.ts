@@ -272,6 +272,7 @@ export class ApiKeysManagerElement extends HTMLElement {
    * Shows `error` as a friendly string: in the open dialog, or as the element's state. The
    * error of an action whose dialog was closed meanwhile (`away`) goes to the status line:
    * it never lands in, nor closes, the dialog open now; only a session ended shuts the page.
+   * A load failing behind an open form shows behind it: only a load denied closes the form.
    */
   #fail(error: unknown, loading = false, away = false): void {
     const failure = error instanceof AdminApiError
@@ -294,18 +295,23 @@ export class ApiKeysManagerElement extends HTMLElement {
     const denied = loading || shut === "signed-out" ? shut : null;
     if (away && !denied) return this.#announce(fill(this.#strings[key], values));
     // The reveal holds a secret shown once: it stays open, the state shows behind it.
-    const revealing = this.#dialog.open && this.#mayClose !== undefined;
+    const revealing = this.#revealing();
     const inDialog = this.#dialog.open && this.#dialog.querySelector<HTMLElement>(".alert");
     if (inDialog && !revealing && !denied && !loading) {
       inDialog.textContent = fill(this.#strings[key], values);
       return;
     }
-    if (this.#dialog.open && !revealing) this.#dialog.close();
+    if (this.#dialog.open && !revealing && (denied || !loading)) this.#dialog.close();
     this.#errorKey = key;
     this.#errorValues = values;
     this.#state = denied ?? "error";
     if (denied) this.#page = { keys: [], nextCursor: null, tenantCredits: null };
     this.#render();
+  }
+
+  /** The dialog open now is a reveal (a secret shown once: only the user closes it). */
+  #revealing(): boolean {
+    return this.#dialog.open && this.#mayClose !== undefined;
   }
 
   /** Loads again in `seconds`, unless another load started meanwhile or the element left the page. */
