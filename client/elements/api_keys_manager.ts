@@ -159,9 +159,10 @@ export class ApiKeysManagerElement extends HTMLElement {
     this.#render();
   }
 
-  /** Loads on connection. */
+  /** Loads on connection; a reveal that came while off the page opens, unless a dialog is open. */
   connectedCallback(): void {
     if (this.#state === "idle") this.refresh();
+    if (!this.#dialog.open) this.#waiting.shift()?.();
   }
 
   /** Reloads when `base-url` or `credentials` change. */
@@ -858,13 +859,20 @@ export class ApiKeysManagerElement extends HTMLElement {
     }
   }
 
-  /** Opens the reveal of `secret`, the key `created`. */
+  /**
+   * Opens the reveal of `secret`, the key `created`; off the page (no dialog can open), it waits
+   * first in line until the element is back.
+   */
   #show(
     secret: string,
     created: KeyView | undefined,
     note: string | null,
     focusId: string | undefined,
   ): void {
+    if (!this.isConnected) {
+      this.#waiting.unshift(() => this.#show(secret, created, note, focusId));
+      return;
+    }
     const s = this.#strings;
     const shown = reveal(secret, note, s, () => this.#close());
     const title = created ? fill(s.revealNamed, { name: created.name }) : s.revealTitle;
