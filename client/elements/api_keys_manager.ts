@@ -165,8 +165,12 @@ export class ApiKeysManagerElement extends HTMLElement {
     if (!this.#dialog.open) this.#waiting.shift()?.();
   }
 
-  /** Reloads when `base-url` or `credentials` change. */
-  attributeChangedCallback(): void {
+  /**
+   * Reloads when `base-url` or `credentials` change; set to the same value, or before the first
+   * load (an upgrade reports each attribute), nothing: connecting loads.
+   */
+  attributeChangedCallback(_name: string, oldValue: string | null, newValue: string | null): void {
+    if (oldValue === newValue || this.#state === "idle") return;
     this.#config = null;
     if (this.isConnected) this.refresh();
   }
