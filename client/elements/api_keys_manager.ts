@@ -31,7 +31,7 @@ import {
 } from "./_model.ts";
 import { reveal } from "./_reveal.ts";
 import { keyRow, keyTable, type RowAction, usageCell } from "./_row.ts";
-import { type Filters, Pager, poolText, Toolbar } from "./_toolbar.ts";
+import { type Filters, NO_FILTERS, Pager, poolText, Toolbar } from "./_toolbar.ts";
 import { STYLES } from "./_styles.ts";
 import { API_KEYS_MANAGER_STRINGS, type ApiKeysManagerStrings, type TextName } from "./strings.ts";
 
@@ -78,7 +78,7 @@ export class ApiKeysManagerElement extends HTMLElement {
   #errorValues: Record<string, string> = {};
   /** A load refused with 429 was loaded again by itself since the last load that worked. */
   #retried = false;
-  #filters: Filters = { q: "", status: "", environment: "", sort: "" };
+  #filters: Filters = NO_FILTERS;
   #cursor: string | null = null;
   /** The cursor of the page shown (the pager follows it, not a page still loading). */
   #shown: string | null = null;
@@ -166,13 +166,30 @@ export class ApiKeysManagerElement extends HTMLElement {
   }
 
   /**
-   * Reloads when `base-url` or `credentials` change; set to the same value, or before the first
-   * load (an upgrade reports each attribute), nothing: connecting loads.
+   * Reloads when `base-url` or `credentials` change (another `base-url` from its first page); set
+   * to the same value, or before the first load (an upgrade reports each attribute), nothing:
+   * connecting loads.
    */
-  attributeChangedCallback(_name: string, oldValue: string | null, newValue: string | null): void {
+  attributeChangedCallback(name: string, oldValue: string | null, newValue: string | null): void {
     if (oldValue === newValue || this.#state === "idle") return;
     this.#config = null;
+    if (name === "base-url") this.#moved();
     if (this.isConnected) this.refresh();
+  }
+
+  /**
+   * Other routes: nothing of the old ones' list stays (its page, usage, cursors, search and
+   * filters), and a dialog open on it closes; a reveal stays (its secret is shown once).
+   */
+  #moved(): void {
+    this.#filters = NO_FILTERS;
+    this.#tools.clear();
+    this.#cursor = null;
+    this.#shown = null;
+    this.#previous = [];
+    this.#page = { keys: [], nextCursor: null, tenantCredits: null };
+    this.#usage = new Map();
+    if (this.#dialog.open && !this.#revealing()) this.#close();
   }
 
   /** Reloads the configuration (once), the current page of keys and its usage. */
