@@ -388,8 +388,14 @@ export function startAdminFake(bundle: string): Promise<AdminFake> {
       : route(method, url.pathname, url.searchParams, body);
     const lost = fake.lost.indexOf(`${method} ${url.pathname}`);
     if (lost >= 0) {
+      // Headers and part of the body, then nothing (a connection dropped before any answer is
+      // sent again by the browser itself).
       fake.lost.splice(lost, 1);
-      request.socket.destroy();
+      response.writeHead(status, {
+        "Content-Type": "application/json",
+        "Content-Length": String(new TextEncoder().encode(payload).length + 1),
+      });
+      response.write(payload.slice(0, 1), () => request.socket.destroy());
       return;
     }
     const delay = fake.delays[`${method} ${url.pathname}`]?.shift() ?? 0;
