@@ -14,7 +14,7 @@ import {
   rotateFields,
 } from "./_dialogs.ts";
 import { type Child, dropStandIn, h } from "./_dom.ts";
-import { deniedState, errorString } from "./_errors.ts";
+import { answerLost, deniedState, errorString } from "./_errors.ts";
 import { type Format, formatFor, overridesOf } from "./_format.ts";
 import {
   activityOf,
@@ -295,8 +295,9 @@ export class ApiKeysManagerElement extends HTMLElement {
    * error of an action whose dialog was closed meanwhile (`away`) goes to the status line:
    * it never lands in, nor closes, the dialog open now; only a session ended shuts the page.
    * A load failing behind an open form shows behind it: only a load denied closes the form.
+   * `text` says it instead of the error's own string.
    */
-  #fail(error: unknown, loading = false, away = false): void {
+  #fail(error: unknown, loading = false, away = false, text?: TextName): void {
     const failure = error instanceof AdminApiError
       ? error
       : new AdminApiError("ERROR", "unexpected error");
@@ -310,7 +311,7 @@ export class ApiKeysManagerElement extends HTMLElement {
     const again = loading && wait !== null && errorString(failure) === "errorRetryAfter" &&
       wait <= MAX_RETRY_AFTER_S && !this.#retried;
     if (again) this.#retryLoad(wait);
-    const key = again ? "errorRetrying" : errorString(failure);
+    const key = again ? "errorRetrying" : text ?? errorString(failure);
     // A 403 on one action is `canManage` refusing that key (checked per key): said where it
     // happened; only a load refused, or a session ended (401), shuts the page.
     const shut = deniedState(failure);
@@ -561,13 +562,14 @@ export class ApiKeysManagerElement extends HTMLElement {
   /**
    * Opens a form dialog: `fields`, an alert line, Cancel and `label`; `submit` on submit, once
    * at a time, and only while `ready` (revoke's typed name matches) and no request of its key
-   * (`returnTo`) runs, from a dialog closed since: `label` is off otherwise.
+   * (`returnTo`) runs, from a dialog closed since: `label` is off otherwise. `submit` may name
+   * the button anew (`relabel`).
    */
   #openForm(
     title: string,
     { fields, focus }: DialogFields,
     label: string,
-    submit: (current: () => boolean) => Promise<void>,
+    submit: (current: () => boolean, relabel: (label: string) => void) => Promise<void>,
     options: { danger?: boolean; returnTo?: string; ready?: () => boolean } = {},
   ): void {
     const cancel = h(
@@ -596,7 +598,7 @@ export class ApiKeysManagerElement extends HTMLElement {
           if (key !== undefined) this.#inFlight.add(key);
           sync();
           try {
-            await submit(current);
+            await submit(current, (label) => (confirm.textContent = label));
           } catch (error) {
             this.#fail(error, false, !current());
             if (key !== undefined) await this.#reread(key, error);
@@ -688,8 +690,19 @@ export class ApiKeysManagerElement extends HTMLElement {
       ? { ...config, limits: { ...config.limits!, credits: { ...credits, amount: pool.credits } } }
       : config;
     const dialog = createFields(shown, s, this.#format());
-    this.#openForm(s.create, dialog, s.create, async (current) => {
-      const issued = await this.#call("/keys", "POST", dialog.body());
+    this.#openForm(s.create, dialog, s.create, async (current, relabel) => {
+      let issued: unknown;
+      try {
+        issued = await this.#call("/keys", "POST", dialog.body());
+      } catch (error) {
+        if (!answerLost(error)) throw error;
+        // The server may have made the key: the list loaded again shows it, and the form says
+        // that sending again makes another one.
+        relabel(s.createAgain);
+        this.#fail(error, false, !current(), "createUnsure");
+        void this.refresh();
+        return;
+      }
       const [created] = keysOf([(issued as { record?: unknown } | null)?.record]);
       // The key exists now: its secret is shown whatever drawing its row does.
       try {
