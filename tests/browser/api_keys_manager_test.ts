@@ -2082,15 +2082,13 @@ describe("<api-keys-manager> in headless Chromium", { skip }, () => {
       await open();
       await waitForText(page, "kept", "table");
       fake.lost = ["POST /admin/keys"];
-      const manager = page.locator("api-keys-manager");
-      await manager.getByRole("button", { name: "Create key" }).click();
-      await manager.getByLabel("Name", { exact: true }).fill("lost reply");
-      await manager.locator("dialog").getByRole("button", { name: "Create key" }).click();
+      await submitCreate("lost reply");
       await waitForText(page, "may have been created", "dialog [role=alert]");
       await waitForText(page, "lost reply", "table"); // the key the server made, listed
       assert.equal(fake.keys.length, 2);
       assert.equal(listQueries().length, 2, "the load, then the load after the lost reply");
-      assert.equal(await manager.getByLabel("Name", { exact: true }).inputValue(), "lost reply");
+      const name = page.locator("api-keys-manager").getByLabel("Name", { exact: true });
+      assert.equal(await name.inputValue(), "lost reply");
       assert.deepEqual(
         await inShadow<string[]>(
           "[...r.querySelectorAll('dialog [type=submit]')].map((b) => b.textContent)",
