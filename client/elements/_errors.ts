@@ -5,7 +5,7 @@
  * @module
  */
 import { ownValue } from "../_check.ts";
-import type { AdminApiError } from "./_api.ts";
+import { AdminApiError } from "./_api.ts";
 import type { TextName } from "./strings.ts";
 
 /** The string of each known code. */
@@ -54,4 +54,13 @@ export function deniedState(error: AdminApiError): "signed-out" | "forbidden" | 
     : string === "errorForbidden"
     ? "forbidden"
     : null;
+}
+
+/**
+ * The request may have been carried out unseen: its answer never came (a network failure, a
+ * timeout) or came unreadable.
+ */
+export function answerLost(error: unknown): boolean {
+  return error instanceof AdminApiError &&
+    (error.code === "NETWORK_ERROR" || error.code === "BAD_RESPONSE");
 }

@@ -23,6 +23,14 @@ export interface Filters {
   sort: string;
 }
 
+/** No search nor filter, newest first: the list as it first loads. */
+export const NO_FILTERS: Readonly<Filters> = Object.freeze({
+  q: "",
+  status: "",
+  environment: "",
+  sort: "",
+});
+
 /** The search field, the two filters and the sort; `changed` runs with their values after a change. */
 export class Toolbar {
   /** The bar. */
@@ -67,6 +75,12 @@ export class Toolbar {
     this.#status.addEventListener("change", report);
     this.#environment.addEventListener("change", report);
     this.#sort.addEventListener("change", report);
+  }
+
+  /** Back to {@linkcode NO_FILTERS} (reported by no change). */
+  clear(): void {
+    this.#search.value = "";
+    for (const select of [this.#status, this.#environment, this.#sort]) select.value = "";
   }
 
   /** Labels and options in the strings' language; hidden without a config. */

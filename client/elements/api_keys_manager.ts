@@ -14,7 +14,7 @@ import {
   rotateFields,
 } from "./_dialogs.ts";
 import { type Child, dropStandIn, h } from "./_dom.ts";
-import { deniedState, errorString } from "./_errors.ts";
+import { answerLost, deniedState, errorString } from "./_errors.ts";
 import { type Format, formatFor, overridesOf } from "./_format.ts";
 import {
   activityOf,
@@ -31,7 +31,7 @@ import {
 } from "./_model.ts";
 import { reveal } from "./_reveal.ts";
 import { keyRow, keyTable, type RowAction, usageCell } from "./_row.ts";
-import { type Filters, Pager, poolText, Toolbar } from "./_toolbar.ts";
+import { type Filters, NO_FILTERS, Pager, poolText, Toolbar } from "./_toolbar.ts";
 import { STYLES } from "./_styles.ts";
 import { API_KEYS_MANAGER_STRINGS, type ApiKeysManagerStrings, type TextName } from "./strings.ts";
 
@@ -78,7 +78,7 @@ export class ApiKeysManagerElement extends HTMLElement {
   #errorValues: Record<string, string> = {};
   /** A load refused with 429 was loaded again by itself since the last load that worked. */
   #retried = false;
-  #filters: Filters = { q: "", status: "", environment: "", sort: "" };
+  #filters: Filters = NO_FILTERS;
   #cursor: string | null = null;
   /** The cursor of the page shown (the pager follows it, not a page still loading). */
   #shown: string | null = null;
@@ -159,15 +159,37 @@ export class ApiKeysManagerElement extends HTMLElement {
     this.#render();
   }
 
-  /** Loads on connection. */
+  /** Loads on connection; a reveal that came while off the page opens, unless a dialog is open. */
   connectedCallback(): void {
     if (this.#state === "idle") this.refresh();
+    if (!this.#dialog.open) this.#waiting.shift()?.();
   }
 
-  /** Reloads when `base-url` or `credentials` change. */
-  attributeChangedCallback(): void {
+  /**
+   * Reloads when `base-url` or `credentials` change (another `base-url` from its first page); set
+   * to the same value, or before the first load (an upgrade reports each attribute), nothing:
+   * connecting loads.
+   */
+  attributeChangedCallback(name: string, oldValue: string | null, newValue: string | null): void {
+    if (oldValue === newValue || this.#state === "idle") return;
     this.#config = null;
+    if (name === "base-url") this.#moved();
     if (this.isConnected) this.refresh();
+  }
+
+  /**
+   * Other routes: nothing of the old ones' list stays (its page, usage, cursors, search and
+   * filters), and a dialog open on it closes; a reveal stays (its secret is shown once).
+   */
+  #moved(): void {
+    this.#filters = NO_FILTERS;
+    this.#tools.clear();
+    this.#cursor = null;
+    this.#shown = null;
+    this.#previous = [];
+    this.#page = { keys: [], nextCursor: null, tenantCredits: null };
+    this.#usage = new Map();
+    if (this.#dialog.open && !this.#revealing()) this.#close();
   }
 
   /** Reloads the configuration (once), the current page of keys and its usage. */
@@ -272,8 +294,10 @@ export class ApiKeysManagerElement extends HTMLElement {
    * Shows `error` as a friendly string: in the open dialog, or as the element's state. The
    * error of an action whose dialog was closed meanwhile (`away`) goes to the status line:
    * it never lands in, nor closes, the dialog open now; only a session ended shuts the page.
+   * A load failing behind an open form shows behind it: only a load denied closes the form.
+   * `text` says it instead of the error's own string.
    */
-  #fail(error: unknown, loading = false, away = false): void {
+  #fail(error: unknown, loading = false, away = false, text?: TextName): void {
     const failure = error instanceof AdminApiError
       ? error
       : new AdminApiError("ERROR", "unexpected error");
@@ -287,25 +311,30 @@ export class ApiKeysManagerElement extends HTMLElement {
     const again = loading && wait !== null && errorString(failure) === "errorRetryAfter" &&
       wait <= MAX_RETRY_AFTER_S && !this.#retried;
     if (again) this.#retryLoad(wait);
-    const key = again ? "errorRetrying" : errorString(failure);
+    const key = again ? "errorRetrying" : text ?? errorString(failure);
     // A 403 on one action is `canManage` refusing that key (checked per key): said where it
     // happened; only a load refused, or a session ended (401), shuts the page.
     const shut = deniedState(failure);
     const denied = loading || shut === "signed-out" ? shut : null;
     if (away && !denied) return this.#announce(fill(this.#strings[key], values));
     // The reveal holds a secret shown once: it stays open, the state shows behind it.
-    const revealing = this.#dialog.open && this.#mayClose !== undefined;
+    const revealing = this.#revealing();
     const inDialog = this.#dialog.open && this.#dialog.querySelector<HTMLElement>(".alert");
     if (inDialog && !revealing && !denied && !loading) {
       inDialog.textContent = fill(this.#strings[key], values);
       return;
     }
-    if (this.#dialog.open && !revealing) this.#dialog.close();
+    if (this.#dialog.open && !revealing && (denied || !loading)) this.#dialog.close();
     this.#errorKey = key;
     this.#errorValues = values;
     this.#state = denied ?? "error";
     if (denied) this.#page = { keys: [], nextCursor: null, tenantCredits: null };
     this.#render();
+  }
+
+  /** The dialog open now is a reveal (a secret shown once: only the user closes it). */
+  #revealing(): boolean {
+    return this.#dialog.open && this.#mayClose !== undefined;
   }
 
   /** Loads again in `seconds`, unless another load started meanwhile or the element left the page. */
@@ -533,13 +562,14 @@ export class ApiKeysManagerElement extends HTMLElement {
   /**
    * Opens a form dialog: `fields`, an alert line, Cancel and `label`; `submit` on submit, once
    * at a time, and only while `ready` (revoke's typed name matches) and no request of its key
-   * (`returnTo`) runs, from a dialog closed since: `label` is off otherwise.
+   * (`returnTo`) runs, from a dialog closed since: `label` is off otherwise. `submit` may name
+   * the button anew (`relabel`).
    */
   #openForm(
     title: string,
     { fields, focus }: DialogFields,
     label: string,
-    submit: (current: () => boolean) => Promise<void>,
+    submit: (current: () => boolean, relabel: (label: string) => void) => Promise<void>,
     options: { danger?: boolean; returnTo?: string; ready?: () => boolean } = {},
   ): void {
     const cancel = h(
@@ -568,7 +598,7 @@ export class ApiKeysManagerElement extends HTMLElement {
           if (key !== undefined) this.#inFlight.add(key);
           sync();
           try {
-            await submit(current);
+            await submit(current, (label) => (confirm.textContent = label));
           } catch (error) {
             this.#fail(error, false, !current());
             if (key !== undefined) await this.#reread(key, error);
@@ -660,8 +690,19 @@ export class ApiKeysManagerElement extends HTMLElement {
       ? { ...config, limits: { ...config.limits!, credits: { ...credits, amount: pool.credits } } }
       : config;
     const dialog = createFields(shown, s, this.#format());
-    this.#openForm(s.create, dialog, s.create, async (current) => {
-      const issued = await this.#call("/keys", "POST", dialog.body());
+    this.#openForm(s.create, dialog, s.create, async (current, relabel) => {
+      let issued: unknown;
+      try {
+        issued = await this.#call("/keys", "POST", dialog.body());
+      } catch (error) {
+        if (!answerLost(error)) throw error;
+        // The server may have made the key: the list loaded again shows it, and the form says
+        // that sending again makes another one.
+        relabel(s.createAgain);
+        this.#fail(error, false, !current(), "createUnsure");
+        void this.refresh();
+        return;
+      }
       const [created] = keysOf([(issued as { record?: unknown } | null)?.record]);
       // The key exists now: its secret is shown whatever drawing its row does.
       try {
@@ -852,13 +893,20 @@ export class ApiKeysManagerElement extends HTMLElement {
     }
   }
 
-  /** Opens the reveal of `secret`, the key `created`. */
+  /**
+   * Opens the reveal of `secret`, the key `created`; off the page (no dialog can open), it waits
+   * first in line until the element is back.
+   */
   #show(
     secret: string,
     created: KeyView | undefined,
     note: string | null,
     focusId: string | undefined,
   ): void {
+    if (!this.isConnected) {
+      this.#waiting.unshift(() => this.#show(secret, created, note, focusId));
+      return;
+    }
     const s = this.#strings;
     const shown = reveal(secret, note, s, () => this.#close());
     const title = created ? fill(s.revealNamed, { name: created.name }) : s.revealTitle;

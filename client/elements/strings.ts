@@ -220,6 +220,10 @@ export interface ApiKeysManagerStrings {
   rotated: string;
   /** Announced after a creation. */
   keyCreated: string;
+  /** A create whose answer never came (a timeout) or came unreadable: the key may exist. */
+  createUnsure: string;
+  /** The create form's button after `createUnsure`: sending again makes another key. */
+  createAgain: string;
   /** Announced after a rename. */
   renamed: string;
   /** Rename button and heading. */
@@ -422,6 +426,9 @@ export const API_KEYS_MANAGER_STRINGS: Readonly<ApiKeysManagerStrings> = Object.
     "Key revoked. Its successor {prefix} is still active: revoke it too if the key was exposed.",
   rotated: "Key rotated",
   keyCreated: "Key created",
+  createUnsure:
+    "The server did not answer, so the key may have been created: the list is loaded again; revoke any key there you do not recognise. Creating again makes another key.",
+  createAgain: "Create another key",
   renamed: "Key renamed",
   rename: "Rename",
   save: "Save",

@@ -83,6 +83,11 @@ export interface AdminFake {
    * turn; the action itself happens at once (a slow answer, not a slow action).
    */
   delays: Record<string, number[]>;
+  /**
+   * The next request of each `"METHOD /path"` listed happens, then its connection is dropped
+   * unanswered (a reply lost, as a timeout loses it); each entry is used once.
+   */
+  lost: string[];
   /** The audit log, oldest first: each create, rotate, rename and revoke appends (actor `alice`). */
   audit: FakeAuditRecord[];
   close(): Promise<void>;
@@ -145,6 +150,7 @@ export function startAdminFake(bundle: string): Promise<AdminFake> {
     serverAheadMs: 0,
     secrets: [],
     delays: {},
+    lost: [],
     audit: [],
     auditMissing: false,
     close: () => new Promise((done) => server.close(() => done())),
@@ -380,6 +386,18 @@ export function startAdminFake(bundle: string): Promise<AdminFake> {
         request.headers[FAKE_CSRF.header.toLowerCase()] !== FAKE_CSRF.value
       ? error(403, "csrf_refused", "Missing the CSRF header.")
       : route(method, url.pathname, url.searchParams, body);
+    const lost = fake.lost.indexOf(`${method} ${url.pathname}`);
+    if (lost >= 0) {
+      // Headers and part of the body, then nothing (a connection dropped before any answer is
+      // sent again by the browser itself).
+      fake.lost.splice(lost, 1);
+      response.writeHead(status, {
+        "Content-Type": "application/json",
+        "Content-Length": String(new TextEncoder().encode(payload).length + 1),
+      });
+      response.write(payload.slice(0, 1), () => request.socket.destroy());
+      return;
+    }
     const delay = fake.delays[`${method} ${url.pathname}`]?.shift() ?? 0;
     if (delay > 0) await new Promise((done) => setTimeout(done, delay));
     response.writeHead(status, { "Content-Type": "application/json" }).end(payload);

@@ -762,8 +762,9 @@ describe("<api-keys-manager> in headless Chromium", { skip }, () => {
           ...structuredClone(FAKE_CONFIG),
           can: { create: false, rename: false, rotate: false, revoke: false, audit: false },
         };
+        // Another base-url for the same routes: a change, so the config is read again.
         await page.evaluate(() =>
-          document.querySelector("api-keys-manager")!.setAttribute("base-url", "/admin")
+          document.querySelector("api-keys-manager")!.setAttribute("base-url", "/admin/")
         );
         await page.waitForFunction(() =>
           (document.querySelector("api-keys-manager")!.shadowRoot!.querySelector(
@@ -2063,6 +2064,168 @@ describe("<api-keys-manager> in headless Chromium", { skip }, () => {
       fake.rateLimit = null;
     },
   );
+
+  /** Waits (at most 5 s) until `ok()` holds on the fake's side. */
+  async function until(ok: () => boolean, what: string): Promise<void> {
+    for (let i = 0; i < 100 && !ok(); i++) await new Promise((done) => setTimeout(done, 50));
+    assert.ok(ok(), what);
+  }
+
+  /** The query of each `GET /admin/keys` recorded. */
+  const listQueries = () =>
+    fake.requests.filter((r) => r.method === "GET" && r.path === "/admin/keys").map((r) => r.query);
+
+  test(
+    "create: a reply lost (a timeout) loads the list again, says a key may have been made, and the form offers Create another key",
+    async () => {
+      fake.keys = [key("k900", { name: "kept" })];
+      await open();
+      await waitForText(page, "kept", "table");
+      fake.lost = ["POST /admin/keys"];
+      await submitCreate("lost reply");
+      await waitForText(page, "may have been created", "dialog [role=alert]");
+      await waitForText(page, "lost reply", "table"); // the key the server made, listed
+      assert.equal(fake.keys.length, 2);
+      assert.equal(listQueries().length, 2, "the load, then the load after the lost reply");
+      const name = page.locator("api-keys-manager").getByLabel("Name", { exact: true });
+      assert.equal(await name.inputValue(), "lost reply");
+      assert.deepEqual(
+        await inShadow<string[]>(
+          "[...r.querySelectorAll('dialog [type=submit]')].map((b) => b.textContent)",
+        ),
+        ["Create another key"],
+        "sending again says it makes another key",
+      );
+      await escapeDialog();
+    },
+    () => (fake.lost = []),
+  );
+
+  test("create: the element taken off the page while its request runs reveals the secret once back", async () => {
+    fake.keys = [key("k905", { name: "kept" })];
+    await open();
+    await waitForText(page, "kept", "table");
+    fake.delays["POST /admin/keys"] = [800];
+    try {
+      await submitCreate("away");
+      await page.evaluate(() => {
+        const element = document.querySelector("api-keys-manager")!;
+        // deno-lint-ignore no-explicit-any
+        const global = globalThis as any;
+        global.kept = element;
+        element.addEventListener("api-key-created", () => (global.created = true));
+        element.remove(); // an app's router swaps the view out, and back later
+      });
+      // deno-lint-ignore no-explicit-any
+      await page.waitForFunction(() => (globalThis as any).created === true);
+      await page.evaluate(() =>
+        // deno-lint-ignore no-explicit-any
+        document.querySelector("main")!.append((globalThis as any).kept)
+      );
+      await page.waitForFunction(
+        () =>
+          document.querySelector("api-keys-manager")!.shadowRoot!.querySelector(
+            "dialog[open][role=alertdialog] [part=secret]",
+          ) !== null,
+        undefined,
+        { timeout: 5_000 },
+      );
+      assert.equal(await revealedSecret(page), fake.secrets.at(-1));
+      assert.ok(!(await shadowText(page)).includes("Something went wrong"));
+      await inDialog("Done");
+      await inDialog("Close without copying");
+    } finally {
+      fake.delays = {};
+    }
+  });
+
+  test(
+    "a reload failing while a form is open keeps the form, what was typed and the focus; a 401 closes it",
+    async () => {
+      fake.keys = Array.from({ length: 30 }, (_, i) => key(`k${1000 + i}`));
+      await open();
+      await waitForCharts(page, 25);
+      const manager = page.locator("api-keys-manager");
+      fake.delays["GET /admin/keys"] = [1_000];
+      fake.failList = true;
+      await manager.getByRole("button", { name: "Next" }).click(); // slow, then fails
+      await manager.getByRole("button", { name: "Create key" }).click();
+      await page.keyboard.type("half typed");
+      await waitForText(page, "The server had a problem", "[part=error]");
+      assert.equal(await inShadow<boolean>("r.querySelector('dialog').open"), true);
+      assert.equal(await manager.getByLabel("Name", { exact: true }).inputValue(), "half typed");
+      assert.equal(await focused(page), "input:");
+      fake.failList = false;
+      fake.failAll = 401; // a session ended still shuts the page
+      await refresh();
+      await waitForText(page, "Your session has ended", "[part=error]");
+      assert.equal(await inShadow<boolean>("r.querySelector('dialog').open"), false);
+    },
+    () => {
+      fake.failList = false;
+      fake.failAll = null;
+      fake.delays = {};
+    },
+  );
+
+  test("base-url changed: the first page, no search nor filter; an open form closes, an open reveal stays", async () => {
+    fake.keys = Array.from({ length: 30 }, (_, i) => key(`k${1000 + i}`));
+    await open();
+    await waitForCharts(page, 25);
+    const manager = page.locator("api-keys-manager");
+    const setBase = (base: string) =>
+      page.evaluate(
+        (base) => document.querySelector("api-keys-manager")!.setAttribute("base-url", base),
+        base,
+      );
+    await manager.locator("[part=toolbar] input").fill("key");
+    await until(() => listQueries().at(-1)?.get("q") === "key", "searched");
+    await waitForCharts(page, 25);
+    await manager.getByRole("button", { name: "Next" }).click();
+    await waitForText(page, "key k1004", "table");
+    await manager.getByRole("button", { name: "Create key" }).click();
+    await page.keyboard.type("typed");
+    await setBase("/admin/");
+    await page.waitForFunction(
+      () => !document.querySelector("api-keys-manager")!.shadowRoot!.querySelector("dialog[open]"),
+      undefined,
+      { timeout: 5_000 },
+    );
+    await waitForText(page, "key k1029", "table");
+    assert.equal(listQueries().at(-1)?.toString(), "limit=25", "no cursor, no search");
+    assert.equal(await manager.locator("[part=toolbar] input").inputValue(), "");
+    assert.equal(await manager.getByRole("button", { name: "Previous" }).isDisabled(), true);
+    // A reveal stays: its secret is shown once.
+    await submitCreate("shown");
+    await waitForText(page, "you will not see this again", "dialog");
+    const loads = listQueries().length;
+    await setBase("/admin");
+    await until(() => listQueries().length === loads + 1, "loaded from the other base-url");
+    await waitForCharts(page, 25);
+    assert.equal(await revealedSecret(page), fake.secrets.at(-1));
+    await inDialog("Done");
+    await inDialog("Close without copying");
+  });
+
+  test("inserted with both observed attributes, the element loads once; the same base-url set again, not at all", async () => {
+    fake.keys = [key("k910", { name: "once" })];
+    await open();
+    await waitForText(page, "once", "table");
+    fake.requests = [];
+    await page.evaluate(() => {
+      document.querySelector("main")!.innerHTML =
+        '<api-keys-manager base-url="/admin" credentials="include"></api-keys-manager>';
+    });
+    await waitForCharts(page, 1);
+    const sent = () => fake.requests.map((r) => `${r.method} ${r.path}`).sort();
+    assert.deepEqual(sent(), ["GET /admin/config", "GET /admin/keys", "GET /admin/usage"]);
+    fake.requests = [];
+    await page.evaluate(() =>
+      document.querySelector("api-keys-manager")!.setAttribute("base-url", "/admin")
+    );
+    await page.waitForTimeout(300);
+    assert.deepEqual(sent(), [], "nothing changed: no load");
+  });
 
   it("docs/settings-page-*.png (with UPDATE_SCREENSHOT=1)", {
     skip: process.env.UPDATE_SCREENSHOT !== "1",

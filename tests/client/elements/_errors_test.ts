@@ -1,7 +1,7 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { AdminApiError } from "../../../client/elements/_api.ts";
-import { deniedState, errorString } from "../../../client/elements/_errors.ts";
+import { answerLost, deniedState, errorString } from "../../../client/elements/_errors.ts";
 import { API_KEYS_MANAGER_STRINGS } from "../../../client/elements/strings.ts";
 
 describe("client/elements/_errors.ts", () => {
@@ -40,5 +40,13 @@ describe("client/elements/_errors.ts", () => {
     assert.equal(deniedState(new AdminApiError("forbidden", "", 403)), "forbidden");
     assert.equal(deniedState(new AdminApiError("csrf_refused", "", 403)), null);
     assert.equal(deniedState(new AdminApiError("HTTP_502", "", 502)), null);
+  });
+
+  it("an answer lost (network failure, timeout, unreadable) may hide a request carried out", () => {
+    assert.equal(answerLost(new AdminApiError("NETWORK_ERROR", "network error")), true);
+    assert.equal(answerLost(new AdminApiError("BAD_RESPONSE", "unreadable response")), true);
+    assert.equal(answerLost(new AdminApiError("TOKEN_ERROR", "getToken failed")), false);
+    assert.equal(answerLost(new AdminApiError("HTTP_502", "HTTP 502", 502)), false);
+    assert.equal(answerLost(new Error("x")), false);
   });
 });
