@@ -129,3 +129,48 @@ describe("the Fetch demo's admin routes", () => {
     assert.match(counted.headers.get("ratelimit") ?? "", /^"demo";r=999;/);
   });
 });
+
+describe("the Fetch demo's HEAD requests", () => {
+  let app: FetchDemoApp;
+  let keys: DemoKeys;
+  let server: Deno.HttpServer<Deno.NetAddr>;
+  let url: string;
+  before(async () => {
+    app = createFetchDemoApp({
+      storage: new InMemoryApiKeyStorage(),
+      peppers: { 1: "a-pepper-of-at-least-thirty-two-bytes" },
+      problemDetails: false,
+      pageAssets: { html: "<p>page</p>", script: "", client: "", elements: "" },
+      pageSession: { adminKey: undefined },
+    });
+    keys = await seedDemoKeys(app.service);
+    server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, app.handler);
+    url = `http://127.0.0.1:${server.addr.port}`;
+  });
+  after(async () => {
+    await server.shutdown();
+    await app.service.close();
+  });
+
+  it("answer a GET route (page and API) as its GET does, without a body (as Nest's)", async () => {
+    for (const path of ["/", "/api/ping"]) {
+      const headers = { "X-API-Key": keys.reader.key };
+      const head = await fetch(`${url}${path}`, { method: "HEAD", headers });
+      assert.equal(head.status, 200, path);
+      assert.equal(await head.text(), "", path);
+      const get = await fetch(`${url}${path}`, { headers });
+      assert.equal(get.status, 200, path);
+      assert.equal(head.headers.get("content-type"), get.headers.get("content-type"), path);
+      assert.notEqual(await get.text(), "", path);
+    }
+  });
+
+  it("answer a path no route has with a 404, and a POST-only route with a 404", async () => {
+    const headers = { "X-API-Key": keys.reader.key };
+    for (const path of ["/nowhere", "/api/leaked-keys"]) {
+      const head = await fetch(`${url}${path}`, { method: "HEAD", headers });
+      await head.body?.cancel();
+      assert.equal(head.status, 404, path);
+    }
+  });
+});
