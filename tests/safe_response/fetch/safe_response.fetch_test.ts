@@ -285,6 +285,18 @@ describe("createSafeFetch route: successes", () => {
     assert.equal(await kept.text(), "own");
   });
 
+  it("appends a deprecated route's links to the Link of the handler's Response", async () => {
+    const { safe } = safeWith();
+    const deprecated = { since: "2025-01-01T00:00:00Z", link: "/v2" };
+    const handler = safe.route({ deprecated }, (_request, context) => {
+      context.headers.set("Link", '</context>; rel="help"');
+      return new Response("own", { headers: { Link: '</next>; rel="next"' } });
+    });
+    const answer = await handler(at("/v1"));
+    await answer.body?.cancel();
+    assert.equal(answer.headers.get("link"), '</next>; rel="next", </v2>; rel="deprecation"');
+  });
+
   it("keeps the Content-Type a raw route's handler set; JSON only when it set none", async () => {
     const { safe } = safeWith();
     const type = "application/vnd.api+json; charset=utf-8";
