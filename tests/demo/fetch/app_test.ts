@@ -14,18 +14,23 @@ import { countingBody } from "../../counting_body.ts";
 const INFO = { remoteAddr: { transport: "tcp", hostname: "127.0.0.1", port: 40_000 } };
 const CHUNK = 64 * 1024;
 
+/** The Fetch demo's app on in-memory storage with the demo keys; `html` is its page. */
+async function seededApp(html = ""): Promise<{ app: FetchDemoApp; keys: DemoKeys }> {
+  const app = createFetchDemoApp({
+    storage: new InMemoryApiKeyStorage(),
+    peppers: { 1: "a-pepper-of-at-least-thirty-two-bytes" },
+    problemDetails: false,
+    pageAssets: { html, script: "", client: "", elements: "" },
+    pageSession: { adminKey: undefined },
+  });
+  return { app, keys: await seedDemoKeys(app.service) };
+}
+
 describe("the Fetch demo's request bodies", () => {
   let app: FetchDemoApp;
   let keys: DemoKeys;
   before(async () => {
-    app = createFetchDemoApp({
-      storage: new InMemoryApiKeyStorage(),
-      peppers: { 1: "a-pepper-of-at-least-thirty-two-bytes" },
-      problemDetails: false,
-      pageAssets: { html: "", script: "", client: "", elements: "" },
-      pageSession: { adminKey: undefined },
-    });
-    keys = await seedDemoKeys(app.service);
+    ({ app, keys } = await seededApp());
   });
   after(() => app.service.close());
 
@@ -97,14 +102,7 @@ describe("the Fetch demo's admin routes", () => {
   let app: FetchDemoApp;
   let keys: DemoKeys;
   before(async () => {
-    app = createFetchDemoApp({
-      storage: new InMemoryApiKeyStorage(),
-      peppers: { 1: "a-pepper-of-at-least-thirty-two-bytes" },
-      problemDetails: false,
-      pageAssets: { html: "", script: "", client: "", elements: "" },
-      pageSession: { adminKey: undefined },
-    });
-    keys = await seedDemoKeys(app.service);
+    ({ app, keys } = await seededApp());
   });
   after(() => app.service.close());
 
@@ -136,14 +134,7 @@ describe("the Fetch demo's HEAD requests", () => {
   let server: Deno.HttpServer<Deno.NetAddr>;
   let url: string;
   before(async () => {
-    app = createFetchDemoApp({
-      storage: new InMemoryApiKeyStorage(),
-      peppers: { 1: "a-pepper-of-at-least-thirty-two-bytes" },
-      problemDetails: false,
-      pageAssets: { html: "<p>page</p>", script: "", client: "", elements: "" },
-      pageSession: { adminKey: undefined },
-    });
-    keys = await seedDemoKeys(app.service);
+    ({ app, keys } = await seededApp("<p>page</p>"));
     server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, app.handler);
     url = `http://127.0.0.1:${server.addr.port}`;
   });
