@@ -22,6 +22,8 @@ export interface BannerInput {
   keys: DemoKeys | undefined;
   /** Where the peppers came from. */
   pepperSource: "env" | "random";
+  /** Whether the demo serves Swagger UI (`/docs`) and the OpenAPI document (the Nest demo). */
+  openapi: boolean;
 }
 
 /** `'...'` for a POSIX shell. */
@@ -83,7 +85,7 @@ export function curlLines(url: string, keys: DemoKeys): string[] {
  * import { formatBanner } from "./banner.ts";
  * formatBanner({
  *   url: "http://127.0.0.1:3000", adapter: "express", storageKind: "memory",
- *   problemDetails: false, keys: undefined, pepperSource: "random",
+ *   problemDetails: false, keys: undefined, pepperSource: "random", openapi: true,
  * }).includes("/docs"); // true
  * ```
  */
@@ -94,7 +96,9 @@ export function formatBanner(input: BannerInput): string {
     `  adapter: ${input.adapter} · storage: ${
       input.storageKind === "memory" ? "in memory" : "PostgreSQL (DATABASE_URL)"
     } · errors: ${input.problemDetails ? "RFC 9457 problem details" : "error envelope"}`,
-    `  web page: ${url}/   Swagger UI: ${url}/docs   OpenAPI: ${url}/openapi.json`,
+    `  web page: ${url}/${
+      input.openapi ? `   Swagger UI: ${url}/docs   OpenAPI: ${url}/openapi.json` : ""
+    }`,
   ];
   if (keys === undefined) {
     lines.push(

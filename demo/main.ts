@@ -21,6 +21,7 @@ if (import.meta.main) {
     name: "demo",
     usage: USAGE,
     adapterLabel: (options) => options.adapter,
+    openapi: true,
     start: (options) =>
       startDemoServer({ ...options, log: (line) => console.log(`[keys] ${line}`) }),
     smoke: runSmoke,

@@ -37,6 +37,8 @@ export interface DemoCliSpec {
   checkArgs?: (args: string[]) => void;
   /** The platform named in the banner. */
   adapterLabel: (options: DemoCliOptions) => string;
+  /** Whether it serves Swagger UI and the OpenAPI document (named in the banner). */
+  openapi: boolean;
   /** Starts the server. */
   start: (
     options: DemoCliOptions & { peppers: DemoPeppers; storage: DemoStorage; seed: boolean },
@@ -78,6 +80,7 @@ async function serve(args: string[], spec: DemoCliSpec): Promise<number> {
     problemDetails: options.problemDetails,
     keys: server.keys,
     pepperSource: source,
+    openapi: spec.openapi,
   }));
 
   const signal = await stopSignal;

@@ -426,10 +426,10 @@ export class Responder {
 
   /**
    * The reply of a handler's `result`: the success envelope, or the result itself on a raw route
-   * or for binary and stream results. Its status is the one sent: the one on the response when the
-   * framework sends it, else the handler's (but a 200) or the route's. Throws when an application
-   * function fails or a paginated result's numbers are out of range (pass the throw to
-   * {@link error}).
+   * or for binary and stream results (with the request-id header all the same). Its status is the
+   * one sent: the one on the response when the framework sends it, else the handler's (but a 200)
+   * or the route's. Throws when an application function fails or a paginated result's numbers are
+   * out of range (pass the throw to {@link error}).
    */
   success(
     result: unknown,
@@ -442,7 +442,9 @@ export class Responder {
     const stated = current !== undefined && current !== 200 ? current : plan.statusCode;
     const status = exchange.sendsStatus === true && current !== undefined ? current : stated;
     if (plan.raw || isPassthrough(result)) {
-      return this.#reply(status, this.routeHeaders(exchange, plan), result, false);
+      const headers = this.routeHeaders(exchange, plan);
+      this.#addRequestId(headers, exchange);
+      return this.#reply(status, headers, result, false);
     }
     const { settings } = this;
     const { transformResponse } = settings;
@@ -451,14 +453,13 @@ export class Responder {
       : this.#required("option `transformResponse`", () => transformResponse(result));
     const shaped = this.#shape(exchange, phase, transformed);
     const headers = this.routeHeaders(exchange, plan, shaped.link);
-    const requestId = this.requestId(exchange);
-    if (requestId?.header !== undefined) headers.push(requestId.header);
+    const requestId = this.#addRequestId(headers, exchange);
     const body = buildSuccessBody({
       statusCode: stated,
       code: plan.fixedCode || stated === plan.statusCode
         ? plan.successCode
         : this.#successCode(stated),
-      requestId: requestId?.id,
+      requestId,
       data: shaped.data,
       meta: this.#meta(status, shaped.meta, exchange, phase, plan.message),
       timestamp: settings.timestamp ? this.#timestamp() : undefined,
@@ -477,8 +478,7 @@ export class Responder {
     }
     try {
       const headers = this.routeHeaders(exchange, phase.plan);
-      const requestId = this.requestId(exchange);
-      if (requestId?.header !== undefined) headers.push(requestId.header);
+      const requestId = this.#addRequestId(headers, exchange);
       const meta = this.#meta(resolved.statusCode, undefined, exchange, phase, undefined);
       const message = this.#translate(resolved.message, exchange);
       const path = requestPath(exchange.target);
@@ -492,7 +492,7 @@ export class Responder {
           code: resolved.code,
           detail: message,
           instance: path,
-          requestId: requestId?.id,
+          requestId,
           details: resolved.details,
           meta,
         });
@@ -503,7 +503,7 @@ export class Responder {
         code: resolved.code,
         message,
         details: resolved.details,
-        requestId: requestId?.id,
+        requestId,
         meta,
         timestamp: settings.timestamp ? this.#timestamp() : undefined,
         path: settings.path ? path : undefined,
@@ -518,6 +518,13 @@ export class Responder {
       });
       return this.#reply(500, [], body, true);
     }
+  }
+
+  /** Adds the request-id header to `headers` unless the response has it; the id, if ids are on. */
+  #addRequestId(headers: Array<[string, string]>, exchange: HttpExchange): string | undefined {
+    const requestId = this.requestId(exchange);
+    if (requestId?.header !== undefined) headers.push(requestId.header);
+    return requestId?.id;
   }
 
   /** The reply of `status`. */

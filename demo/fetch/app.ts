@@ -338,8 +338,10 @@ export function createFetchDemoApp(options: FetchDemoOptions): FetchDemoApp {
   ));
 
   const handler = (request: Request, info: unknown): Promise<Response> => {
+    // HEAD runs the GET route, as Nest's routers do (Deno.serve sends no body to a HEAD)
+    const method = request.method === "HEAD" ? "GET" : request.method;
     for (const candidate of routes) {
-      if (candidate.method !== request.method) continue;
+      if (candidate.method !== method) continue;
       const match = candidate.pattern.exec(request.url);
       if (match === null) continue;
       const params = { ...match.pathname.groups } as Record<string, string>;

@@ -31,6 +31,7 @@ if (import.meta.main) {
       }
     },
     adapterLabel: () => "Deno.serve (Fetch bindings)",
+    openapi: false,
     start: startFetchDemoServer,
     smoke: (options) => runFetchSmoke({ host: options.host, peppers: options.peppers }),
   });

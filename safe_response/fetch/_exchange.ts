@@ -52,8 +52,15 @@ export class FetchExchange implements HttpExchange {
   readonly method: string;
   readonly target: string;
 
-  /** A view of `request` and, once the handler phase began, its `context`. */
-  constructor(readonly request: Request, readonly context?: RequestContext) {
+  /**
+   * A view of `request`, once the handler phase began its `context`, and the `Response` the handler
+   * returned, if any (its headers win over the context's, as they do when sent).
+   */
+  constructor(
+    readonly request: Request,
+    readonly context?: RequestContext,
+    readonly response?: Response,
+  ) {
     this.method = request.method;
     this.target = request.url;
   }
@@ -68,9 +75,9 @@ export class FetchExchange implements HttpExchange {
     return this.request.headers.get(name) ?? undefined;
   }
 
-  /** A header the handler set on the response. */
+  /** A header the handler set on the response (on its `Response`, else on the context). */
   responseHeader(name: string): unknown {
-    return this.context?.touched?.get(name) ?? undefined;
+    return this.response?.headers.get(name) ?? this.context?.touched?.get(name) ?? undefined;
   }
 }
 
@@ -87,7 +94,10 @@ export function copyHeaders(into: Headers, from: Headers): void {
 
 const JSON_CONTENT_TYPE = "application/json";
 
-/** Response headers: the handler's, then the reply's (a plain list when the handler set none). */
+/**
+ * Response headers: the handler's, then the reply's (a plain list when the handler set none). A JSON
+ * body is typed `application/json`, but for an unwrapped one whose handler set its own type.
+ */
 function headersOf(
   reply: Reply,
   context: RequestContext | undefined,
@@ -98,7 +108,9 @@ function headersOf(
     const own = reply.headers.some(([name]) => name.toLowerCase() === "content-type");
     return json && !own ? [["Content-Type", JSON_CONTENT_TYPE], ...reply.headers] : reply.headers;
   }
-  if (json) touched.set("Content-Type", JSON_CONTENT_TYPE);
+  if (json && (reply.wrapped || !touched.has("Content-Type"))) {
+    touched.set("Content-Type", JSON_CONTENT_TYPE);
+  }
   for (const [name, value] of reply.headers) touched.set(name, value);
   return touched;
 }

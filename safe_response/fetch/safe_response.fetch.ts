@@ -309,7 +309,10 @@ export function createSafeFetch(options: SafeFetchOptions = {}): SafeFetch {
       try {
         beginPagination(exchange, phase); // a bad page, limit or cursor is a 400 before the handler
         const result = await handler(request, context, ...args as unknown as Args);
-        reply = responder.success(result, exchange, phase);
+        const answered = result instanceof Response
+          ? new FetchExchange(request, context, result)
+          : exchange;
+        reply = responder.success(result, answered, phase);
       } catch (thrown) {
         reply = responder.error(thrown, exchange, phase);
       }

@@ -47,9 +47,13 @@ export function demoEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   return { ...inherited, NO_COLOR: "1", ...extra };
 }
 
-/** Starts `deno run -A demo/main.ts ...args` with the given extra environment. */
-export function spawnDemo(args: string[], env: Record<string, string> = {}): DemoProcess {
-  const child = spawn(process.execPath, ["run", "-A", "demo/main.ts", ...args], {
+/** Starts `deno run -A <script> ...args` (the Nest demo by default) with the given extra environment. */
+export function spawnDemo(
+  args: string[],
+  env: Record<string, string> = {},
+  script = "demo/main.ts",
+): DemoProcess {
+  const child = spawn(process.execPath, ["run", "-A", script, ...args], {
     cwd: ROOT,
     env: demoEnv(env),
     stdio: ["ignore", "pipe", "pipe"],

@@ -76,6 +76,7 @@ describe("demo process", () => {
     assert.ok(reader, banner);
     assert.equal(banner.split(reader).length - 1 > 1, true, "the reader key is in curl lines");
     assert.match(banner, /curl -s '.*\/api\/projects\?page=2/);
+    assert.match(banner, /Swagger UI: http:\/\/127\.0\.0\.1:\d+\/docs/);
     const trial = /^ {2}trial +live +projects:read, 20 credits in all +(ak_live_\S+)$/m.exec(banner)
       ?.[1];
     assert.ok(trial, banner);

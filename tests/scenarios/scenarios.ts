@@ -350,11 +350,14 @@ export const SCENARIOS: readonly Scenario[] = [
     },
   },
   {
-    name: "a raw route sends the handler's result as it is",
+    name: "a raw route sends the handler's result as it is, with the request id",
     async run(call) {
-      const answer = await call("/raw");
+      const answer = await call("/raw", { headers: { "x-request-id": "scenario-raw" } });
       assert.equal(answer.status, 200);
       assert.deepEqual(answer.body, { raw: true });
+      assert.equal(answer.headers.get("x-request-id"), "scenario-raw");
+      const fresh = await call("/raw");
+      assert.match(fresh.headers.get("x-request-id") ?? "", /^\S{1,128}$/);
     },
   },
   {

@@ -14,18 +14,23 @@ import { countingBody } from "../../counting_body.ts";
 const INFO = { remoteAddr: { transport: "tcp", hostname: "127.0.0.1", port: 40_000 } };
 const CHUNK = 64 * 1024;
 
+/** The Fetch demo's app on in-memory storage with the demo keys; `html` is its page. */
+async function seededApp(html = ""): Promise<{ app: FetchDemoApp; keys: DemoKeys }> {
+  const app = createFetchDemoApp({
+    storage: new InMemoryApiKeyStorage(),
+    peppers: { 1: "a-pepper-of-at-least-thirty-two-bytes" },
+    problemDetails: false,
+    pageAssets: { html, script: "", client: "", elements: "" },
+    pageSession: { adminKey: undefined },
+  });
+  return { app, keys: await seedDemoKeys(app.service) };
+}
+
 describe("the Fetch demo's request bodies", () => {
   let app: FetchDemoApp;
   let keys: DemoKeys;
   before(async () => {
-    app = createFetchDemoApp({
-      storage: new InMemoryApiKeyStorage(),
-      peppers: { 1: "a-pepper-of-at-least-thirty-two-bytes" },
-      problemDetails: false,
-      pageAssets: { html: "", script: "", client: "", elements: "" },
-      pageSession: { adminKey: undefined },
-    });
-    keys = await seedDemoKeys(app.service);
+    ({ app, keys } = await seededApp());
   });
   after(() => app.service.close());
 
@@ -97,14 +102,7 @@ describe("the Fetch demo's admin routes", () => {
   let app: FetchDemoApp;
   let keys: DemoKeys;
   before(async () => {
-    app = createFetchDemoApp({
-      storage: new InMemoryApiKeyStorage(),
-      peppers: { 1: "a-pepper-of-at-least-thirty-two-bytes" },
-      problemDetails: false,
-      pageAssets: { html: "", script: "", client: "", elements: "" },
-      pageSession: { adminKey: undefined },
-    });
-    keys = await seedDemoKeys(app.service);
+    ({ app, keys } = await seededApp());
   });
   after(() => app.service.close());
 
@@ -127,5 +125,43 @@ describe("the Fetch demo's admin routes", () => {
     const counted = await get("/api/whoami");
     assert.equal(counted.status, 200);
     assert.match(counted.headers.get("ratelimit") ?? "", /^"demo";r=999;/);
+  });
+});
+
+describe("the Fetch demo's HEAD requests", () => {
+  let app: FetchDemoApp;
+  let keys: DemoKeys;
+  let server: Deno.HttpServer<Deno.NetAddr>;
+  let url: string;
+  before(async () => {
+    ({ app, keys } = await seededApp("<p>page</p>"));
+    server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, app.handler);
+    url = `http://127.0.0.1:${server.addr.port}`;
+  });
+  after(async () => {
+    await server.shutdown();
+    await app.service.close();
+  });
+
+  it("answer a GET route (page and API) as its GET does, without a body (as Nest's)", async () => {
+    for (const path of ["/", "/api/ping"]) {
+      const headers = { "X-API-Key": keys.reader.key };
+      const head = await fetch(`${url}${path}`, { method: "HEAD", headers });
+      assert.equal(head.status, 200, path);
+      assert.equal(await head.text(), "", path);
+      const get = await fetch(`${url}${path}`, { headers });
+      assert.equal(get.status, 200, path);
+      assert.equal(head.headers.get("content-type"), get.headers.get("content-type"), path);
+      assert.notEqual(await get.text(), "", path);
+    }
+  });
+
+  it("answer a path no route has with a 404, and a POST-only route with a 404", async () => {
+    const headers = { "X-API-Key": keys.reader.key };
+    for (const path of ["/nowhere", "/api/leaked-keys"]) {
+      const head = await fetch(`${url}${path}`, { method: "HEAD", headers });
+      await head.body?.cancel();
+      assert.equal(head.status, 404, path);
+    }
   });
 });

@@ -9,7 +9,14 @@ import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import process from "node:process";
-import { assertCreditSteps, assertPageSteps, demoEnv, ROOT, TOUR_CODES } from "../_demo.ts";
+import {
+  assertCreditSteps,
+  assertPageSteps,
+  demoEnv,
+  ROOT,
+  spawnDemo,
+  TOUR_CODES,
+} from "../_demo.ts";
 
 /** Codes the tour must show (one line each at least). */
 const CODES = [...TOUR_CODES, "INVALID_CURSOR", "PROJECT_CREATED"];
@@ -58,6 +65,18 @@ describe("demo:fetch --smoke", () => {
         /^ok +401 api_key_revoked +the key reported by secret scanning is revoked/m,
       ]
     ) assert.match(stdout, line);
+  });
+
+  it("its banner names no Swagger UI nor OpenAPI address (it serves none)", async () => {
+    const demo = spawnDemo(["--port", "0"], {}, "demo/fetch/main.ts");
+    try {
+      const banner = await demo.waitFor("Ctrl+C stops the server.");
+      assert.match(banner, /^ {2}web page: http:\/\/127\.0\.0\.1:\d+\/$/m);
+      assert.doesNotMatch(banner, /Swagger|\/docs|openapi\.json/);
+    } finally {
+      demo.kill("SIGTERM");
+      await demo.exited;
+    }
   });
 
   it("refuses --adapter (it has none) with the usage, exit 2", async () => {

@@ -258,6 +258,66 @@ describe("createSafeFetch route: successes", () => {
     assert.equal(answer.headers.get("x-handler"), "1");
     assert.equal(answer.headers.get("deprecation"), "@1735689600");
   });
+
+  it("sends the request id on raw and passthrough answers, as Nest does", async () => {
+    const { safe } = safeWith({ requestId: true });
+    const traced = { headers: { "x-request-id": "trace-42" } };
+    const results: Array<[string, () => unknown]> = [
+      ["raw object", () => ({ raw: true })],
+      ["raw text", () => "plain"],
+      ["bytes", () => new TextEncoder().encode("bytes")],
+      ["stream", () => new Blob(["stream"]).stream()],
+      ["Response", () => new Response("own")],
+      ["redirect", () => Response.redirect("http://localhost/elsewhere", 302)],
+    ];
+    for (const [name, result] of results) {
+      const handler = safe.route({ rawResponse: name.startsWith("raw") }, result);
+      const echoed = await handler(at("/", traced));
+      await echoed.body?.cancel();
+      assert.equal(echoed.headers.get("x-request-id"), "trace-42", name);
+      const fresh = await handler(at("/"));
+      await fresh.body?.cancel();
+      assert.match(fresh.headers.get("x-request-id") ?? "", /^[0-9a-f-]{36}$/, name);
+    }
+    const own = safe.route({}, () => new Response("own", { headers: { "X-Request-Id": "mine" } }));
+    const kept = await own(at("/", traced));
+    assert.equal(kept.headers.get("x-request-id"), "mine");
+    assert.equal(await kept.text(), "own");
+  });
+
+  it("appends a deprecated route's links to the Link of the handler's Response", async () => {
+    const { safe } = safeWith();
+    const deprecated = { since: "2025-01-01T00:00:00Z", link: "/v2" };
+    const handler = safe.route({ deprecated }, (_request, context) => {
+      context.headers.set("Link", '</context>; rel="help"');
+      return new Response("own", { headers: { Link: '</next>; rel="next"' } });
+    });
+    const answer = await handler(at("/v1"));
+    await answer.body?.cancel();
+    assert.equal(answer.headers.get("link"), '</next>; rel="next", </v2>; rel="deprecation"');
+  });
+
+  it("keeps the Content-Type a raw route's handler set; JSON only when it set none", async () => {
+    const { safe } = safeWith();
+    const type = "application/vnd.api+json; charset=utf-8";
+    const typed = safe.route({ rawResponse: true }, (_request, context) => {
+      context.headers.set("Content-Type", type);
+      return { data: { id: "1" } };
+    });
+    const answer = await typed(at("/"));
+    assert.equal(answer.headers.get("content-type"), type);
+    assert.deepEqual(await answer.json(), { data: { id: "1" } });
+    const untyped = safe.route({ rawResponse: true }, (_request, context) => {
+      context.headers.set("X-Other", "1");
+      return { data: { id: "1" } };
+    });
+    assert.equal((await untyped(at("/"))).headers.get("content-type"), "application/json");
+    const wrapped = safe.route({}, (_request, context) => {
+      context.headers.set("Content-Type", "text/plain");
+      return { id: "1" };
+    });
+    assert.equal((await wrapped(at("/"))).headers.get("content-type"), "application/json");
+  });
 });
 
 describe("createSafeFetch route: errors", () => {
