@@ -140,6 +140,33 @@ describe("the manual", () => {
     assert.deepEqual(names.filter((name) => !docs.includes(`\`${name}\``)), []);
   });
 
+  it("docs/operations.md's example alerts name instruments and attributes as the Prometheus exporter does", () => {
+    const page = read("docs/telemetry.md");
+    const table = page.slice(page.indexOf("## Instruments"), page.indexOf("## Spans"));
+    // `.` becomes `_`; a counter gets `_total` (what @opentelemetry/exporter-prometheus serves).
+    const metrics = new Set(
+      [...table.matchAll(/^\| `([a-z_.]+)` +\| (\w+) /gm)].map(([, name, kind]) =>
+        name.replaceAll(".", "_") + (kind === "counter" ? "_total" : "")
+      ),
+    );
+    const labels = new Set(
+      [...table.matchAll(/`([a-z_]+(?:\.[a-z_]+)+)`/g)].map((m) => m[1].replaceAll(".", "_")),
+    );
+    const operations = read("docs/operations.md");
+    const section = operations.slice(
+      operations.indexOf("Example alerts"),
+      operations.indexOf("## Peppers"),
+    );
+    const alerts = [...section.matchAll(/`([^`]*(?:\[\d+[mh]\]|[<>=]=? \d)[^`]*)`/g)]
+      .map((m) => m[1]);
+    assert.equal(alerts.length, 7);
+    for (const alert of alerts) {
+      assert.doesNotMatch(alert.replace(/"[^"]*"/g, ""), /\w\.\w/, `${alert}: a dot (PromQL)`);
+      assert.ok(metrics.has(alert.replace(/^rate\(/, "").match(/^\w+/)![0]), alert);
+      for (const [, label] of alert.matchAll(/(\w+)="/g)) assert.ok(labels.has(label), alert);
+    }
+  });
+
   for (const page of pages()) {
     it(`every relative link of ${page} resolves`, () => {
       const problems = linksOf(page).map((target) => linkProblem(page, target))
