@@ -16,7 +16,7 @@ import {
   type ApiKeyFeedSnapshot,
   ChangeListeners,
 } from "../change_feed.ts";
-import { FeedError, parseCounter, parseLoggedChange } from "./_notice.ts";
+import { FeedError, parseCounter, parseEpoch, parseLoggedChange } from "./_notice.ts";
 
 /** Channel the migration's triggers notify. */
 export const DEFAULT_FEED_CHANNEL = "api_key_changes";
@@ -52,23 +52,39 @@ const COUNT_TRIGGERS_SQL = (n: number) =>
   "SELECT count(*)::int FROM pg_trigger" +
   " WHERE tgrelid = to_regclass('api_keys') AND tgfoid = to_regproc('api_key_change_notify')" +
   ` AND tgenabled IN ('O', 'A') AND tgargs = convert_to($${n}, 'UTF8') || '\\x00'::bytea`;
+/** The triggers firing, whether the log exists, and whether the counter has its epoch (0029). */
 const CHECK_TRIGGERS_SQL = `SELECT (${COUNT_TRIGGERS_SQL(1)}) AS n,` +
-  " to_regclass('api_key_change_log') IS NOT NULL AS log";
-const READ_COUNTER_SQL = "SELECT n::text AS n FROM api_key_change_counter";
-/**
- * The counter, the triggers firing (as `CHECK_TRIGGERS_SQL`, channel `$2`) and the log rows after
- * `$1`, in one snapshot: every row up to the counter is there, and a write committed before it
- * without the triggers (`DISABLE TRIGGER`) shows as a count below `TRIGGER_COUNT`.
- */
-const READ_LOG_SQL = "SELECT c.n::text AS counter," +
-  ` (${COUNT_TRIGGERS_SQL(2)}) AS triggers, l.n::text AS n, l.kind, l.prefix` +
-  " FROM api_key_change_counter c LEFT JOIN LATERAL (SELECT n, kind, prefix" +
-  ` FROM api_key_change_log WHERE n > $1::bigint ORDER BY n LIMIT ${LOG_READ_LIMIT}) l ON true` +
-  " ORDER BY l.n";
+  " to_regclass('api_key_change_log') IS NOT NULL AS log, EXISTS (SELECT FROM pg_attribute" +
+  " WHERE attrelid = to_regclass('api_key_change_counter') AND attname = 'epoch'" +
+  " AND NOT attisdropped) AS epoch";
+
+/** The statements that read the counter, with its epoch (NULL on a database without 0029). */
+interface CounterReads {
+  readonly counter: string;
+  /**
+   * The counter, the triggers firing (as `CHECK_TRIGGERS_SQL`, channel `$2`) and the log rows
+   * after `$1`, in one snapshot: every row up to the counter is there, and a write committed
+   * before it without the triggers (`DISABLE TRIGGER`) shows as a count below `TRIGGER_COUNT`.
+   */
+  readonly log: string;
+  readonly snapshot: string;
+}
+
+function counterReads(epoch: boolean): CounterReads {
+  const from = `${epoch ? "c.epoch::text" : "NULL::text"} AS epoch FROM api_key_change_counter c`;
+  return {
+    counter: `SELECT c.n::text AS n, ${from}`,
+    log: `SELECT c.n::text AS counter, (${COUNT_TRIGGERS_SQL(2)}) AS triggers, l.n::text AS n,` +
+      ` l.kind, l.prefix, ${from} LEFT JOIN LATERAL (SELECT n, kind, prefix` +
+      ` FROM api_key_change_log WHERE n > $1::bigint ORDER BY n LIMIT ${LOG_READ_LIMIT}) l ON true` +
+      " ORDER BY l.n",
+    snapshot: `SELECT c.n::text AS n, ARRAY(SELECT prefix FROM api_keys) AS prefixes, ${from}`,
+  };
+}
+const WITH_EPOCH = counterReads(true);
+const WITHOUT_EPOCH = counterReads(false);
 const PRUNE_SQL = "DELETE FROM api_key_change_log WHERE created_at < now() - interval '5 minutes'";
 const PROBE_SQL = "SELECT pg_notify($1, $2)";
-const SNAPSHOT_SQL = "SELECT c.n::text AS n, ARRAY(SELECT prefix FROM api_keys) AS prefixes" +
-  " FROM api_key_change_counter c";
 
 /**
  * What the feed needs of a `pg` client (a `pg.Client` has it): connect, query,
@@ -101,7 +117,8 @@ export interface PostgresFeedOptions {
   connectionString?: string;
   /**
    * Makes a new, unconnected client for each connection the feed opens (the
-   * first and every reconnection); the feed connects and ends it.
+   * first, every reconnection and each `snapshot`); the feed connects and
+   * ends it.
    */
   client?: () => PostgresFeedClient;
   /** Channel the triggers notify (default `api_key_changes`): a lower-case identifier. */
@@ -117,8 +134,9 @@ export interface PostgresFeedOptions {
 export interface PostgresApiKeyChangeFeed extends ApiKeyChangeFeed {
   /**
    * Prefixes of every row of `api_keys` and the counter they are current at,
-   * read in one statement on the feed's connection; rejects while the feed is
-   * not in sync.
+   * read in one statement on a connection of its own (made like the feed's,
+   * ended after), so a slow snapshot never holds up the feed's reads; rejects
+   * while the feed is not in sync.
    */
   snapshot(): Promise<ApiKeyFeedSnapshot>;
 }
@@ -174,9 +192,25 @@ function step<T>(stage: string, promise: Promise<T>, signal?: AbortSignal): Prom
   });
 }
 
-/** Ends `client`, whatever its `end()` does: throws, rejects, returns no promise or hangs. */
-async function endQuietly(client: PostgresFeedClient): Promise<void> {
-  await step("end", Promise.resolve().then(() => client.end())).catch(() => {});
+/**
+ * Ends `client`, whatever its `end()` does: throws, rejects, returns no promise or hangs. A
+ * client that never `connected` also has its socket destroyed when it exposes one (a `pg.Client`'s
+ * `connection.stream`): its `end()` waits for the peer to close it, which one that accepted the
+ * connection and never answered does not do.
+ */
+async function endQuietly(client: PostgresFeedClient, connected: boolean): Promise<void> {
+  // end() is called at once (a throw rejects), so the socket is destroyed after it.
+  const ending = step("end", new Promise((resolve) => resolve(client.end())));
+  if (!connected) {
+    try {
+      const { connection } = client as { connection?: { stream?: { destroy?: unknown } } };
+      const stream = connection?.stream;
+      if (typeof stream?.destroy === "function") stream.destroy();
+    } catch {
+      // A custom client: its end() alone, within its deadline.
+    }
+  }
+  await ending.catch(() => {});
 }
 
 /** Reconnection delay after `failures` failed attempts: exponential, with jitter. */
@@ -234,10 +268,14 @@ export class PostgresChangeFeed implements PostgresApiKeyChangeFeed {
   readonly #pollMs: number;
   readonly #stop = new AbortController();
   readonly #loop: Promise<void>;
-  /** The connection in sync, for `snapshot`. */
-  #live: { client: PostgresFeedClient; signal: AbortSignal } | undefined;
+  /** The statements of the connection in sync (while it is), for `snapshot`. */
+  #live: { reads: CounterReads; signal: AbortSignal } | undefined;
+  /** Snapshots being read, for `close` to wait for. */
+  readonly #snapshots = new Set<Promise<unknown>>();
   /** Counter of the last change delivered (alone or within a reset). */
   #lastSeen: number | undefined;
+  /** Epoch of the numbering `#lastSeen` belongs to (migration 0029); null where not known. */
+  #epoch: string | null = null;
   /** A notice arrived since the last read began: read again at once. */
   #woken = false;
   /** Ends the wait for the next read (set while waiting). */
@@ -290,12 +328,13 @@ export class PostgresChangeFeed implements PostgresApiKeyChangeFeed {
   async snapshot(): Promise<ApiKeyFeedSnapshot> {
     const live = this.#live;
     if (live === undefined) throw new FeedError("the change feed is not in sync");
-    const { rows } = await step("snapshot", live.client.query(SNAPSHOT_SQL), live.signal);
-    const prefixes = rows[0]?.prefixes;
-    if (!Array.isArray(prefixes) || !prefixes.every((prefix) => typeof prefix === "string")) {
-      throw new FeedError("snapshot failed (malformed result)");
+    const reading = this.#readSnapshot(live.reads, live.signal);
+    this.#snapshots.add(reading);
+    try {
+      return await reading;
+    } finally {
+      this.#snapshots.delete(reading);
     }
-    return { counter: parseCounter(rows[0].n), prefixes };
   }
 
   async close(): Promise<void> {
@@ -304,7 +343,55 @@ export class PostgresChangeFeed implements PostgresApiKeyChangeFeed {
       this.#stop.abort();
     }
     this.#listeners.clear();
-    await this.#loop;
+    await Promise.allSettled([this.#loop, ...this.#snapshots]);
+  }
+
+  /**
+   * Connects a client of its own and reads the snapshot within one deadline, interrupted when the
+   * feed's connection is lost; rejects a numbering the feed has not reached yet (its next read
+   * resets).
+   */
+  async #readSnapshot(reads: CounterReads, signal: AbortSignal): Promise<ApiKeyFeedSnapshot> {
+    const client = this.#newClient();
+    let connected = false;
+    client.on("error", () => {}); // a lost connection fails the read
+    let rows: Record<string, unknown>[];
+    try {
+      ({ rows } = await step(
+        "snapshot",
+        Promise.resolve().then(async () => {
+          await client.connect();
+          connected = true;
+          return await client.query(reads.snapshot);
+        }),
+        signal,
+      ));
+    } finally {
+      await endQuietly(client, connected);
+    }
+    const prefixes = rows[0]?.prefixes;
+    if (!Array.isArray(prefixes) || !prefixes.every((prefix) => typeof prefix === "string")) {
+      throw new FeedError("snapshot failed (malformed result)");
+    }
+    const counter = parseCounter(rows[0].n);
+    if (this.#renumbered(parseEpoch(rows[0].epoch))) {
+      throw new FeedError("the change feed is not in sync");
+    }
+    return { counter, prefixes };
+  }
+
+  /** A new, unconnected client from the factory. */
+  #newClient(): PostgresFeedClient {
+    const made: unknown = this.#makeClient();
+    if (typeof made !== "object" || made === null) {
+      throw new FeedError("the client factory returned no client");
+    }
+    return made as PostgresFeedClient;
+  }
+
+  /** Whether `epoch` is known and not the one of the changes delivered (a counter restored). */
+  #renumbered(epoch: string | null): boolean {
+    return epoch !== null && this.#epoch !== null && epoch !== this.#epoch;
   }
 
   /** Connects, runs, and reconnects with backoff until closed. */
@@ -331,13 +418,10 @@ export class PostgresChangeFeed implements PostgresApiKeyChangeFeed {
     let probeCame!: () => void;
     const probeArrived = new Promise<boolean>((resolve) => probeCame = () => resolve(true));
     let client: PostgresFeedClient | undefined;
+    let connected = false;
     let reachedSync = false;
     try {
-      const made: unknown = this.#makeClient();
-      if (typeof made !== "object" || made === null) {
-        throw new FeedError("the client factory returned no client");
-      }
-      client = made as PostgresFeedClient;
+      client = this.#newClient();
       const drop = (why: string) => {
         if (lost.signal.aborted) return;
         this.#error = why;
@@ -352,18 +436,19 @@ export class PostgresChangeFeed implements PostgresApiKeyChangeFeed {
         this.#wakeUp();
       });
       await step("connect", client.connect(), lost.signal);
+      connected = true;
       await step("listen", client.query(`LISTEN ${this.#channel}`), lost.signal);
-      await this.#checkSchema(client, lost.signal);
+      const reads = await this.#checkSchema(client, lost.signal) ? WITH_EPOCH : WITHOUT_EPOCH;
       this.#probe(client, probe, probeArrived, lost.signal);
       let startedAt = performance.now();
-      this.#firstSync(await this.#readCounter(client, lost.signal), before, startedAt);
-      this.#live = { client, signal: lost.signal };
+      this.#firstSync(await this.#readCounter(client, reads, lost.signal), before, startedAt);
+      this.#live = { reads, signal: lost.signal };
       reachedSync = true;
       while (true) {
         await this.#nextRead(lost.signal);
         if (lost.signal.aborted) break;
         startedAt = performance.now();
-        await this.#catchUp(client, lost.signal);
+        await this.#catchUp(client, reads, lost.signal);
         this.#syncedAt = startedAt;
         if (startedAt >= this.#pruneAt) {
           this.#pruneAt = startedAt + PRUNE_EVERY_MS;
@@ -378,21 +463,23 @@ export class PostgresChangeFeed implements PostgresApiKeyChangeFeed {
       this.#stop.signal.removeEventListener("abort", stop);
       this.#live = undefined;
       this.#wake = undefined;
-      if (client !== undefined) await endQuietly(client);
+      if (client !== undefined) await endQuietly(client, connected);
     }
     return reachedSync;
   }
 
   /**
    * Fails unless the change log exists and the three triggers notifying this
-   * channel fire on ordinary writes (enabled, or enabled always).
+   * channel fire on ordinary writes (enabled, or enabled always); whether the
+   * counter has its epoch (migration 0029).
    */
-  async #checkSchema(client: PostgresFeedClient, signal: AbortSignal): Promise<void> {
+  async #checkSchema(client: PostgresFeedClient, signal: AbortSignal): Promise<boolean> {
     const { rows } = await step("check", client.query(CHECK_TRIGGERS_SQL, [this.#channel]), signal);
     if (rows[0]?.log !== true) {
       throw new FeedError("the change log api_key_change_log is missing (migration 0005)");
     }
     this.#checkTriggers(rows[0]?.n);
+    return rows[0]?.epoch === true;
   }
 
   /**
@@ -439,10 +526,14 @@ export class PostgresChangeFeed implements PostgresApiKeyChangeFeed {
     this.#noticesArrive = came;
   }
 
-  async #readCounter(client: PostgresFeedClient, signal: AbortSignal): Promise<number> {
-    const { rows } = await step("poll", client.query(READ_COUNTER_SQL), signal);
+  async #readCounter(
+    client: PostgresFeedClient,
+    reads: CounterReads,
+    signal: AbortSignal,
+  ): Promise<{ counter: number; epoch: string | null }> {
+    const { rows } = await step("poll", client.query(reads.counter), signal);
     if (rows.length !== 1) throw new FeedError("api_key_change_counter must have exactly one row");
-    return parseCounter(rows[0].n);
+    return { counter: parseCounter(rows[0].n), epoch: parseEpoch(rows[0].epoch) };
   }
 
   /** Resolves after `pollMs`, at once if a notice arrived since the last read began, or on abort. */
@@ -476,20 +567,28 @@ export class PostgresChangeFeed implements PostgresApiKeyChangeFeed {
    * delivers them in order (after checking the triggers still fire, in the same
    * statement); a missing row (pruned, or a counter moved by
    * hand) or a backlog over `LOG_READ_LIMIT` becomes a reset up to the counter,
-   * and so does a counter below the last change delivered (its row lost and
-   * restored, which restarts it at 0): the feed then follows the new numbering.
+   * and so does a counter of another numbering (its row lost and restored,
+   * which restarts it at 0): below the last change delivered, or of another
+   * epoch (migration 0029); the feed then follows the new numbering.
    */
-  async #catchUp(client: PostgresFeedClient, signal: AbortSignal): Promise<void> {
+  async #catchUp(
+    client: PostgresFeedClient,
+    reads: CounterReads,
+    signal: AbortSignal,
+  ): Promise<void> {
     const { rows } = await step(
       "poll",
-      client.query(READ_LOG_SQL, [String(this.#lastSeen), this.#channel]),
+      client.query(reads.log, [String(this.#lastSeen), this.#channel]),
       signal,
     );
     if (rows.length === 0) throw new FeedError("api_key_change_counter must have exactly one row");
     this.#checkTriggers(rows[0].triggers);
     const counter = parseCounter(rows[0].counter);
-    if (counter < this.#lastSeen!) {
-      // Rows after the last change delivered are of the old numbering (not pruned yet): none applies.
+    const epoch = parseEpoch(rows[0].epoch);
+    const renumbered = counter < this.#lastSeen! || this.#renumbered(epoch);
+    this.#epoch = epoch;
+    if (renumbered) {
+      // Rows after the last change delivered may be of either numbering: none applies.
       this.#reset("missed", counter);
       return;
     }
@@ -524,12 +623,18 @@ export class PostgresChangeFeed implements PostgresApiKeyChangeFeed {
 
   /**
    * The first counter read of a connection: unless the counter is where the
-   * previous connection left it, changes may have been missed (or, on the
-   * first connection, entries filled before it), so reset.
+   * previous connection left it, in the same numbering, changes may have been
+   * missed (or, on the first connection, entries filled before it), so reset.
    */
-  #firstSync(counter: number, before: number | undefined, startedAt: number): void {
+  #firstSync(
+    { counter, epoch }: { counter: number; epoch: string | null },
+    before: number | undefined,
+    startedAt: number,
+  ): void {
+    const renumbered = this.#renumbered(epoch);
     this.#lastSeen = counter;
-    if (counter !== before) this.#reset("missed", counter);
+    this.#epoch = epoch;
+    if (counter !== before || renumbered) this.#reset("missed", counter);
     this.#triggersLost = false;
     this.#syncedAt = startedAt;
     this.#unhealthySince = undefined;

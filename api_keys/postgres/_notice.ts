@@ -12,6 +12,8 @@ import { type ApiKeyChangeKind, CHANGE_KINDS } from "../change_feed.ts";
 const MAX_PREFIX_LENGTH = 64;
 /** Counters are read as decimal text of at most 15 digits: safe integers. */
 const COUNTER_TEXT = /^(?:0|[1-9][0-9]{0,14})$/;
+/** The counter's epoch (migration 0029) is read as the text of a uuid. */
+const EPOCH_TEXT = /^[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/;
 
 /**
  * A failure of the feed told by a fixed phrase, safe to show in
@@ -63,4 +65,17 @@ export function parseCounter(text: unknown): number {
     throw new FeedError("api_key_change_counter.n is not a counter");
   }
   return Number(text);
+}
+
+/**
+ * Parses the counter's epoch as the feed reads it (`epoch::text`, migration
+ * 0029): null where the database has none; throws for anything but the text
+ * of a uuid (a `FeedError`).
+ */
+export function parseEpoch(text: unknown): string | null {
+  if (text === null || text === undefined) return null;
+  if (typeof text !== "string" || !EPOCH_TEXT.test(text)) {
+    throw new FeedError("api_key_change_counter.epoch is not an epoch");
+  }
+  return text;
 }

@@ -31,6 +31,8 @@ export const MIGRATION_OF: Readonly<Record<string, readonly string[]>> = {
   rate_limits: ["0008_api_key_rate_limits"],
   credits: ["0011_api_key_credits"],
   rate_limit_key_id: ["0014_api_key_rate_limit_key_id"],
+  // columns of api_key_change_counter
+  epoch: ["0029_api_key_change_epoch"],
   // functions
   api_key_change_emit: ["0002_api_key_change_feed", "0005_api_key_change_log"],
   api_key_change_notify: ["0002_api_key_change_feed"],

@@ -558,6 +558,46 @@ if (databaseReady("change feed on PostgreSQL", unavailable)) {
       await feed.close();
     });
 
+    it("close() while the connect hangs (a peer that accepts and never answers) resolves at once, from a connectionString and from a client factory", async () => {
+      const hole = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+      const accepted: Deno.Conn[] = [];
+      const accepting = (async () => {
+        for await (const conn of hole) accepted.push(conn);
+      })().catch(() => {});
+      const target = new URL(url!);
+      target.hostname = "127.0.0.1";
+      target.port = String((hole.addr as Deno.NetAddr).port);
+      try {
+        for (
+          const options of [
+            { connectionString: target.href },
+            { client: () => new pg.Client({ connectionString: target.href }) },
+          ]
+        ) {
+          const feed = createPostgresFeed({ ...options, pollMs: POLL_MS });
+          feeds.push(feed);
+          await waitFor(() => accepted.length > 0, "the connection accepted");
+          await sleep(200);
+          assert.equal(feed.status().error, "connecting");
+          const started = performance.now();
+          await feed.close();
+          const took = performance.now() - started;
+          assert.ok(took < 1_000, `close() took ${took.toFixed(0)} ms`);
+          accepted.length = 0;
+        }
+      } finally {
+        hole.close();
+        await accepting;
+        for (const conn of accepted) {
+          try {
+            conn.close();
+          } catch {
+            // closed by the feed
+          }
+        }
+      }
+    });
+
     it("refuses to become healthy while a trigger is disabled", async () => {
       await pool.query("ALTER TABLE api_keys DISABLE TRIGGER api_keys_change_update");
       try {
@@ -728,6 +768,73 @@ if (databaseReady("change feed on PostgreSQL", unavailable)) {
       assert.deepEqual(notices.map(({ kind, prefix }) => [kind, prefix]), [
         ["updated", "ReplicaOnly1"],
       ]);
+    });
+
+    it("a snapshot waiting on a lock on api_keys (a migration's) does not hold up the change-log reads: the feed stays fresh and does not reconnect", async () => {
+      const { feed } = ownFeed();
+      await waitFor(() => feed.status().healthy, "the first sync");
+      const reconnects = feed.status().reconnects;
+      const locker = new pg.Client({ connectionString: url, options });
+      await locker.connect();
+      let snapshot: Promise<{ counter: number; prefixes: readonly string[] }> | undefined;
+      try {
+        await locker.query("BEGIN; LOCK TABLE api_keys IN ACCESS EXCLUSIVE MODE");
+        snapshot = feed.snapshot();
+        snapshot.catch(() => {});
+        let stalest = 0;
+        const started = performance.now();
+        while (performance.now() - started < 1_500) {
+          stalest = Math.max(stalest, feed.status().stalenessMs);
+          await sleep(20);
+        }
+        assert.ok(stalest < POLL_MS + 500, `staleness reached ${stalest.toFixed(0)} ms`);
+      } finally {
+        await locker.query("ROLLBACK");
+        await locker.end();
+      }
+      const { counter, prefixes } = await snapshot!;
+      const rows = (await own.query("SELECT prefix FROM api_keys")).rows.map((row) => row.prefix);
+      assert.deepEqual([...prefixes].sort(), rows.sort());
+      assert.equal(counter, feed.status().counter);
+      assert.equal(feed.status().reconnects, reconnects);
+      assert.equal(feed.status().healthy, true);
+    });
+
+    it("with migration 0029: a counter restored and moved past the last change delivered in one transaction resets (its epoch changed)", async () => {
+      await own.query(
+        await Deno.readTextFile(
+          new URL(
+            "../../prisma/migrations/0029_api_key_change_epoch/migration.sql",
+            import.meta.url,
+          ),
+        ),
+      );
+      await own.query("DELETE FROM api_key_change_counter; DELETE FROM api_key_change_log");
+      await own.query("INSERT INTO api_key_change_counter DEFAULT VALUES");
+      await own.query(INSERT_SQL, rowValues("epoch-a", "EpochPrefxA1"));
+      await own.query(INSERT_SQL, rowValues("epoch-b", "EpochPrefxB1"));
+      const { feed, notices } = ownFeed();
+      await waitFor(() => feed.status().healthy && feed.status().counter === 2, "the first sync");
+      const reconnects = feed.status().reconnects;
+      notices.length = 0;
+      // The log pruned (a quiet fleet), then the counter lost and restored with a revoke and two
+      // renames, in one transaction: the counter goes from 2 to 3, past the feed's.
+      await own.query("DELETE FROM api_key_change_log");
+      await own.query(
+        "DELETE FROM api_key_change_counter; INSERT INTO api_key_change_counter DEFAULT VALUES;" +
+          " UPDATE api_keys SET revoked_at = now() WHERE id = 'epoch-b';" +
+          " UPDATE api_keys SET name = 'x' WHERE id = 'epoch-a';" +
+          " UPDATE api_keys SET name = 'y' WHERE id = 'epoch-a'",
+      );
+      await waitFor(() => notices.length > 0, "the reset", POLL_MS + 500);
+      await sleep(POLL_MS * 2);
+      assert.deepEqual(notices, [{ kind: "reset", prefix: null, counter: 3, reason: "missed" }]);
+      assert.equal(feed.status().reconnects, reconnects, "caught by the running connection");
+      const snapshot = await feed.snapshot();
+      assert.equal(snapshot.counter, 3);
+      await own.query("UPDATE api_keys SET name = 'z' WHERE id = 'epoch-a'");
+      await waitFor(() => notices.length > 1, "the next change");
+      assert.deepEqual(notices.slice(1), [{ kind: "updated", prefix: "EpochPrefxA1", counter: 4 }]);
     });
   });
 }

@@ -24,6 +24,8 @@ class FakeServer {
   readonly log: { n: number; kind: string; prefix: string | null }[] = [];
   triggers = 3;
   logTable = true;
+  /** The counter's epoch (migration 0029); undefined: a database without the column. */
+  epoch: string | undefined;
   reachable = true;
   /** Whether a connection gets the notices it sends itself (false: as behind a transaction pooler). */
   selfNotices = true;
@@ -49,6 +51,13 @@ class FakeServer {
     if (!unlogged) this.log.push({ n: this.counter, kind, prefix });
     if (!lost) this.notify(String(this.counter));
     return this.counter;
+  }
+
+  /** The counter row lost and inserted again with DEFAULT VALUES: at 0, a new epoch. */
+  restore(): void {
+    this.counter = 0;
+    this.log.length = 0;
+    if (this.epoch !== undefined) this.epoch = crypto.randomUUID();
   }
 
   notify(payload: string, channel = CHANNEL): void {
@@ -93,10 +102,12 @@ class FakeClient implements PostgresFeedClient {
       return Promise.resolve({ rows: [] });
     }
     if (text.includes("pg_trigger") && !text.includes("api_key_change_log WHERE")) {
-      return Promise.resolve({ rows: [{ n: server.triggers, log: server.logTable }] });
+      const epoch = server.epoch !== undefined;
+      return Promise.resolve({ rows: [{ n: server.triggers, log: server.logTable, epoch }] });
     }
+    const epoch = server.epoch ?? null;
     if (text.includes("ARRAY(")) {
-      return Promise.resolve({ rows: [{ n: String(server.counter), prefixes: [PREFIX] }] });
+      return Promise.resolve({ rows: [{ n: String(server.counter), epoch, prefixes: [PREFIX] }] });
     }
     if (text.includes("pg_notify")) {
       const [channel, payload] = values as string[];
@@ -108,12 +119,16 @@ class FakeClient implements PostgresFeedClient {
       return server.pruneError ? Promise.reject(server.pruneError) : Promise.resolve({ rows: [] });
     }
     const counter = String(server.counter);
-    if (!text.includes("api_key_change_log")) return Promise.resolve({ rows: [{ n: counter }] });
+    if (!text.includes("api_key_change_log")) {
+      return Promise.resolve({ rows: [{ n: counter, epoch }] });
+    }
     const triggers = server.triggers;
     const rows = server.log.filter((row) => row.n > Number(values[0]))
-      .map((row) => ({ counter, triggers, ...row, n: String(row.n) }));
+      .map((row) => ({ counter, epoch, triggers, ...row, n: String(row.n) }));
     return Promise.resolve({
-      rows: rows.length > 0 ? rows : [{ counter, triggers, n: null, kind: null, prefix: null }],
+      rows: rows.length > 0
+        ? rows
+        : [{ counter, epoch, triggers, n: null, kind: null, prefix: null }],
     });
   }
 
@@ -386,6 +401,40 @@ describe("createPostgresFeed (scripted client)", () => {
     await feed.close();
   });
 
+  it("with an epoch (migration 0029): a counter restored and carried past the last change delivered resets, on the running connection and at a reconnection", async () => {
+    const server = new FakeServer();
+    server.epoch = crypto.randomUUID();
+    const { feed, notices } = start(server);
+    await waitFor(() => feed.status().healthy, "sync");
+    server.commit("created", PREFIX);
+    server.commit("updated", PREFIX);
+    await waitFor(() => feed.status().counter === 2, "two changes");
+    notices.length = 0;
+    // Restored with a revoke and two renames, committed together: the counter goes from 2 to 3.
+    server.restore();
+    server.commit("revoked", PREFIX, true);
+    server.commit("updated", PREFIX, true);
+    server.commit("updated", PREFIX);
+    await waitFor(() => notices.length > 0, "the reset");
+    await new Promise((resolve) => setTimeout(resolve, 60));
+    assert.deepEqual(notices, [{ kind: "reset", prefix: null, counter: 3, reason: "missed" }]);
+    assert.equal(feed.status().reconnects, 0);
+    // Lost and restored to the same counter while the feed is away: its next sync resets.
+    server.terminate();
+    server.restore();
+    server.commit("revoked", PREFIX, true);
+    server.commit("updated", PREFIX, true);
+    server.commit("updated", PREFIX, true);
+    await waitFor(
+      () => feed.status().reconnects === 1 && feed.status().healthy,
+      "the reconnection",
+    );
+    assert.deepEqual(notices.slice(1), [
+      { kind: "reset", prefix: null, counter: 3, reason: "missed" },
+    ]);
+    await feed.close();
+  });
+
   it("a factory that returns no client, or a client whose end() throws, rejects or returns nothing: unhealthy and retried, the process unharmed", async () => {
     const unhandled = collectUnhandledRejections();
     try {
@@ -455,6 +504,54 @@ describe("createPostgresFeed (scripted client)", () => {
     server.commit();
     assert.deepEqual(await feed.snapshot(), { counter: 1, prefixes: [PREFIX] });
     await feed.close();
+  });
+
+  it("snapshot reads on a client of its own, ended after; it rejects a numbering the feed has not reached", async () => {
+    const { server, feed } = start();
+    await waitFor(() => feed.status().healthy, "sync");
+    const [live] = server.clients;
+    assert.deepEqual(await feed.snapshot(), { counter: 0, prefixes: [PREFIX] });
+    assert.equal(server.clients.length, 2);
+    assert.equal(server.clients[1].ended, true);
+    assert.equal(live.ended, false);
+    assert.ok(!live.queries.some((text) => text.includes("ARRAY(")));
+    await feed.close();
+    // With an epoch: a snapshot of a restored counter the feed has not read yet is refused.
+    const withEpoch = new FakeServer();
+    withEpoch.epoch = crypto.randomUUID();
+    const second = start(withEpoch, 60_000);
+    await waitFor(() => second.feed.status().healthy, "sync");
+    withEpoch.restore();
+    withEpoch.commit("revoked", PREFIX, true);
+    await assert.rejects(second.feed.snapshot(), /not in sync/);
+    await second.feed.close();
+  });
+
+  it("close() while a connect hangs destroys the socket of a client that never connected (a pg.Client's connection.stream)", async () => {
+    let destroyed = 0;
+    let ended!: () => void;
+    const client = {
+      connect: () => new Promise(() => {}),
+      query: () => new Promise<never>(() => {}),
+      on: () => {},
+      // As pg.Client during a connect: end() waits for the peer to close the socket.
+      end: () => new Promise<void>((resolve) => ended = resolve),
+      connection: {
+        stream: {
+          destroy: () => {
+            destroyed++;
+            ended();
+          },
+        },
+      },
+    };
+    const feed = createPostgresFeed({ client: () => client as unknown as PostgresFeedClient });
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const started = performance.now();
+    await feed.close();
+    const took = performance.now() - started;
+    assert.ok(took < 1_000, `close() took ${took.toFixed(0)} ms`);
+    assert.equal(destroyed, 1);
   });
 
   it("close() ends the connection and delivers nothing more", async () => {
