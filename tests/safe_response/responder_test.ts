@@ -133,7 +133,9 @@ describe("Responder.success", () => {
     const deprecation = resolveDeprecation({ since: "2026-01-01T00:00:00Z" });
     const plan = r.plan({ deprecation });
     for (const type of ["text/html; charset=utf-8", "text/csv", "TEXT/JavaScript"]) {
-      const page = r.success("<p>", exchange("/", { response: { "content-type": type } }), { plan });
+      const page = r.success("<p>", exchange("/", { response: { "content-type": type } }), {
+        plan,
+      });
       assert.deepEqual([page.wrapped, page.body, page.status], [false, "<p>", 200], type);
       assert.equal(page.headers[0][0], "Deprecation", type);
       assert.equal(page.headers.at(-1)![0], "X-Request-Id", type);
@@ -932,9 +934,7 @@ describe("Responder: every meta feature, in both error formats", () => {
         ["Deprecation", "@1767225600"],
         ["Link", '</docs/v2>; rel="deprecation"'],
         ["X-Request-Id", "gen"],
-        ...(problemDetails
-          ? [["Content-Type", "application/problem+json; charset=utf-8"]]
-          : []),
+        ...(problemDetails ? [["Content-Type", "application/problem+json; charset=utf-8"]] : []),
       ]);
     });
 

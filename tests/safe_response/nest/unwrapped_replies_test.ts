@@ -331,7 +331,10 @@ for (const adapter of ADAPTERS) {
         const vendor = await getJson(app.url, "/s/vendor-json");
         assert.equal(vendor.status, 200);
         assert.equal(vendor.body.success, true); // a JSON media type keeps its envelope
-        assert.equal((vendor.body.meta as { rateLimit: { remaining: number } }).rateLimit.remaining, 4);
+        assert.equal(
+          (vendor.body.meta as { rateLimit: { remaining: number } }).rateLimit.remaining,
+          4,
+        );
       } finally {
         await app.close();
       }
