@@ -41,6 +41,9 @@ export const NEST_REDIRECT_METADATA = "__redirect__";
 /** Nest's `RENDER_METADATA` (`@Render`; stable from Nest 10 to 12, in `@nestjs/common/constants`). */
 export const NEST_RENDER_METADATA = "__renderTemplate__";
 
+/** Nest's `SSE_METADATA` (`@Sse`; stable from Nest 10 to 12, in `@nestjs/common/constants`). */
+export const NEST_SSE_METADATA = "__sse__";
+
 /** Nest's `RequestMethod.POST`. */
 const POST = 1;
 
@@ -103,11 +106,13 @@ export function combine(...decorators: RouteDecorator[]): RouteDecorator {
 
 /**
  * Whether Nest itself answers `handler`'s result (`@Redirect` reads `{ url, statusCode }` from it,
- * `@Render` renders it): tested as Nest's router tests it, on the handler only.
+ * `@Render` renders it, `@Sse` writes each event): tested as Nest's router tests it, on the handler.
  */
 function nestAnswers(handler: object): boolean {
   const redirect = Reflect.getMetadata(NEST_REDIRECT_METADATA, handler);
-  return typeof redirect?.url === "string" || !!Reflect.getMetadata(NEST_RENDER_METADATA, handler);
+  return typeof redirect?.url === "string" ||
+    !!Reflect.getMetadata(NEST_RENDER_METADATA, handler) ||
+    !!Reflect.getMetadata(NEST_SSE_METADATA, handler);
 }
 
 /**
@@ -121,7 +126,8 @@ export function routeOption<T>(controller: object, handler: object, key: string)
 
 /**
  * The route options the decorators set on `handler` (over its `controller`), and Nest's default
- * status. A route Nest answers itself (`@Redirect`, `@Render`) is raw whatever `SafeResponse` says.
+ * status. A route Nest answers itself (`@Redirect`, `@Render`, `@Sse`) is raw whatever `SafeResponse`
+ * says.
  */
 export function readRouteOptions(controller: object, handler: object): RouteOptions {
   const get = <T>(key: string): T | undefined => routeOption<T>(controller, handler, key);

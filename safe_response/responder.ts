@@ -12,6 +12,7 @@ import type {
 import { callAppFunction, describeThrown } from "./_app_functions.ts";
 import { isContextFieldName } from "./_meta_fields.ts";
 import { appendLinks } from "./_link_header.ts";
+import { isJsonMediaType } from "./_media_type.ts";
 import { isNullBodyStatus } from "./_null_body.ts";
 import { requestPath } from "./_request_target.ts";
 import type { DeprecationPlan } from "./deprecation_headers.ts";
@@ -205,6 +206,15 @@ function isPassthrough(data: unknown): boolean {
     data instanceof ReadableStream || data instanceof Response ||
     typeof (data as Bag).pipe === "function" || typeof (data as Bag).getStream === "function";
 }
+
+/** Whether the route set a `Content-Type` of its own that is not JSON (`@Header("Content-Type", …)`). */
+function setsOwnMediaType(exchange: HttpExchange): boolean {
+  const type = exchange.responseHeader("Content-Type");
+  return typeof type === "string" && !isJsonMediaType(type);
+}
+
+/** The `Content-Type` of a problem-details reply, on every binding (UTF-8, as Nest states it). */
+const PROBLEM_JSON_HEADER = `${PROBLEM_JSON_CONTENT_TYPE}; charset=utf-8`;
 
 /** The query of a request target. */
 function queryOf(target: string): URLSearchParams {
@@ -425,8 +435,9 @@ export class Responder {
   }
 
   /**
-   * The reply of a handler's `result`: the success envelope, or the result itself on a raw route
-   * or for binary and stream results (with the request-id header all the same). Its status is the
+   * The reply of a handler's `result`: the success envelope, or the result itself on a raw route,
+   * for binary and stream results, or when the route set a non-JSON `Content-Type` (with the
+   * route's and request-id headers all the same). Its status is the
    * one sent: the one on the response when the framework sends it, else the handler's (but a 200)
    * or the route's. Throws when an application function fails or a paginated result's numbers are
    * out of range (pass the throw to {@link error}).
@@ -441,7 +452,7 @@ export class Responder {
     // The envelope's status: the one set on the response, else (a 200 too) the route's
     const stated = current !== undefined && current !== 200 ? current : plan.statusCode;
     const status = exchange.sendsStatus === true && current !== undefined ? current : stated;
-    if (plan.raw || isPassthrough(result)) {
+    if (plan.raw || isPassthrough(result) || setsOwnMediaType(exchange)) {
       const headers = this.routeHeaders(exchange, plan);
       this.#addRequestId(headers, exchange);
       return this.#reply(status, headers, result, false);
@@ -484,7 +495,7 @@ export class Responder {
       const path = requestPath(exchange.target);
       if (settings.problemDetails !== undefined) {
         const { baseUrl } = settings.problemDetails;
-        headers.push(["Content-Type", PROBLEM_JSON_CONTENT_TYPE]);
+        headers.push(["Content-Type", PROBLEM_JSON_HEADER]);
         const body = buildProblemDetails({
           type: phase.plan?.problemType ??
             (baseUrl === undefined ? undefined : problemTypeUri(baseUrl, resolved.code)),

@@ -468,6 +468,55 @@ describe("docs/settings-page.md's two apps work as printed", () => {
       assert.ok(status !== undefined, `no HTTP answer:\n${output}`);
     });
   }
+
+  /** The printed Nest app with `SafeResponseModule` imported, on `adapter`. */
+  const withSafeResponse = (code: string, adapter: string): string => {
+    const edits: Array<[string, string]> = [
+      [
+        'import { NestFactory } from "@nestjs/core";',
+        'import { NestFactory } from "@nestjs/core";\n' +
+        'import { FastifyAdapter } from "@nestjs/platform-fastify";\n' +
+        'import { SafeResponseModule } from "@saferoute/api-kit/safe-response/nest";',
+      ],
+      ["  imports: [\n", "  imports: [\n    SafeResponseModule.register(),\n"],
+      [
+        "NestFactory.create(AppModule)",
+        `NestFactory.create(AppModule${adapter === "fastify" ? ", new FastifyAdapter()" : ""})`,
+      ],
+    ];
+    for (const [from, to] of edits) {
+      assert.ok(code.includes(from), `settings-nest no longer holds ${from}`);
+      code = code.replace(from, to);
+    }
+    return code;
+  };
+
+  for (const adapter of ["express", "fastify"]) {
+    it(`settings-nest with SafeResponseModule (${adapter}): the page and the bundle as printed`, async () => {
+      const printed = examples.get("settings-nest")!;
+      const changed = new Map(examples).set("settings-nest", {
+        ...printed,
+        code: withSafeResponse(printed.code, adapter),
+      });
+      const { status, output } = await servingSettingsPage(
+        "settings-nest",
+        changed,
+        async (origin) => {
+          const page = await fetch(`${origin}/settings`);
+          assert.equal(page.status, 200);
+          assert.equal(page.headers.get("content-type"), "text/html; charset=utf-8");
+          assert.match(await page.text(), /^<!doctype html>\n<html lang="en">/);
+          const bundle = await fetch(`${origin}/assets/api-keys-manager.js`);
+          assert.equal(bundle.status, 200);
+          assert.match(bundle.headers.get("content-type") ?? "", /^text\/javascript/);
+          const script = await bundle.text();
+          assert.doesNotMatch(script, /^\{"success"/);
+          assert.match(script, /api-keys-manager/);
+        },
+      );
+      assert.ok(status !== undefined, `no HTTP answer:\n${output}`);
+    });
+  }
 });
 
 describe("the migrations the manual and the messages name", () => {

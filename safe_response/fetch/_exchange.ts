@@ -3,6 +3,7 @@
  * and the `Reply` as a `Response`.
  * @module
  */
+import { JSON_CONTENT_TYPE } from "../_media_type.ts";
 import type { ParsedPaginationQuery } from "../pagination_query.ts";
 import type { HttpExchange, Reply } from "../responder.ts";
 
@@ -91,8 +92,6 @@ export function copyHeaders(into: Headers, from: Headers): void {
     else into.set(name, value);
   });
 }
-
-const JSON_CONTENT_TYPE = "application/json";
 
 /**
  * Response headers: the handler's, then the reply's (a plain list when the handler set none). A JSON

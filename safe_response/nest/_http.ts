@@ -27,6 +27,7 @@ export interface ResponseLike {
   header?: (name: string, value: string) => unknown;
   setHeader?: (name: string, value: string) => unknown;
   getHeader?: (name: string) => unknown;
+  removeHeader?: (name: string) => unknown;
   /** Fastify's reply: the Node response. */
   raw?: ResponseLike;
   /** Node's response: whether its status and headers went out. */
@@ -67,6 +68,31 @@ export function setHeaders(response: ResponseLike, headers: Iterable<readonly [s
     if (typeof response.header === "function") response.header(name, value);
     else response.setHeader?.(name, value);
   }
+}
+
+/** The response's `Link` before the interceptor set a success's headers, by request. */
+const linksBefore = new WeakMap<object, { link: unknown }>();
+
+/** Sets the headers of a success on `response`, remembering the `Link` they may append to. */
+export function setSuccessHeaders(
+  request: RequestLike,
+  response: ResponseLike,
+  headers: Iterable<readonly [string, string]>,
+): void {
+  linksBefore.set(request, { link: response.getHeader?.("Link") });
+  setHeaders(response, headers);
+}
+
+/**
+ * Takes back the `Link` a success set (its body then failed to serialise, headers not sent): the
+ * error's links then append to the one before it (a middleware's), not to the success's pages.
+ */
+export function undoSuccessLink(request: RequestLike, response: ResponseLike): void {
+  const before = linksBefore.get(request);
+  if (before === undefined) return;
+  linksBefore.delete(request);
+  if (before.link === undefined) response.removeHeader?.("Link");
+  else setHeaders(response, [["Link", String(before.link)]]);
 }
 
 /** A route's plan and its Nest versions (when several, the request picks one). */

@@ -23,15 +23,16 @@ import {
   type RequestLike,
   type ResponseLike,
   routeOf,
-  setHeaders,
+  setSuccessHeaders,
 } from "./_http.ts";
 import { requestVersion } from "./_versioning.ts";
 
 /**
  * Wraps every HTTP handler result in the success envelope (installed globally
  * by `SafeResponseModule`). Non-HTTP contexts, `RawResponse` routes, routes
- * Nest answers itself (`@Redirect`, `@Render`) and `StreamableFile`/`Buffer`/
- * stream results pass through unwrapped; a success with a 1xx, 204, 205 or 304
+ * Nest answers itself (`@Redirect`, `@Render`, `@Sse`), routes that set a
+ * non-JSON `Content-Type` (`@Header`) and `StreamableFile`/`Buffer`/stream
+ * results pass through unwrapped; a success with a 1xx, 204, 205 or 304
  * status is sent with no body. A request it already answers (the module
  * registered twice) passes through the second one unchanged.
  * @example
@@ -74,12 +75,12 @@ export class SafeResponseInterceptor implements NestInterceptor {
     markPhase(request, phase);
     beginPagination(exchange, phase); // a bad pagination query is a 400 before the handler
     if (plan.raw) {
-      setHeaders(response, responder.routeHeaders(exchange, plan));
+      setSuccessHeaders(request, response, responder.routeHeaders(exchange, plan));
       return next.handle();
     }
     return next.handle().pipe(map((result) => {
       const reply = responder.success(result, exchange, phase);
-      setHeaders(response, reply.headers);
+      setSuccessHeaders(request, response, reply.headers);
       // No envelope with a null body status: Nest then sends no body and no Content-Type
       return reply.wrapped && reply.nullBody ? undefined : reply.body;
     }));

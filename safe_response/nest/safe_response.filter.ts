@@ -22,6 +22,7 @@ import {
   type RequestLike,
   type ResponseLike,
   setHeaders,
+  undoSuccessLink,
 } from "./_http.ts";
 
 /**
@@ -57,11 +58,14 @@ export class SafeResponseFilter implements ExceptionFilter {
     // Counted as written, once: the interceptor may have had it counted, or this filter before
     // (its own reply failed to serialise).
     countWhenClosed(this.responder, response);
+    const adapter = this.adapterHost.httpAdapter;
+    const sent = adapter.isHeadersSent(response);
+    // A success that failed to serialise: its pagination links are not the error's
+    if (!sent) undoSuccessLink(request, response);
     // No handler phase: thrown before the interceptor (a guard, middleware, an unknown route).
     const phase = phaseOf(request) ?? { apiVersion: this.responder.versionOf(host) };
     const reply = this.responder.error(exception, exchangeOf(request, response), phase);
-    const adapter = this.adapterHost.httpAdapter;
-    if (adapter.isHeadersSent(response)) {
+    if (sent) {
       adapter.end(response);
       return undefined;
     }

@@ -13,6 +13,7 @@ import {
   METHOD_METADATA,
   REDIRECT_METADATA,
   RENDER_METADATA,
+  SSE_METADATA,
 } from "@nestjs/common/constants.js";
 import {
   combine,
@@ -22,6 +23,7 @@ import {
   NEST_METHOD_METADATA,
   NEST_REDIRECT_METADATA,
   NEST_RENDER_METADATA,
+  NEST_SSE_METADATA,
   setMetadata,
   SWAGGER_METADATA,
 } from "../../safe_response/_route_metadata.ts";
@@ -39,6 +41,7 @@ describe("swagger metadata by key", () => {
     assert.equal(NEST_METHOD_METADATA, METHOD_METADATA);
     assert.equal(NEST_REDIRECT_METADATA, REDIRECT_METADATA);
     assert.equal(NEST_RENDER_METADATA, RENDER_METADATA);
+    assert.equal(NEST_SSE_METADATA, SSE_METADATA);
   });
 
   it("setMetadata and combine write on the handler of a method, on the class otherwise", () => {

@@ -128,6 +128,26 @@ describe("Responder.success", () => {
     assert.equal(r.success(bytes, exchange("/"), { plan: r.plan({}) }).body, bytes);
   });
 
+  it("sends a result as it is when the route set a non-JSON Content-Type", () => {
+    const { responder: r } = responder({ requestId: true });
+    const deprecation = resolveDeprecation({ since: "2026-01-01T00:00:00Z" });
+    const plan = r.plan({ deprecation });
+    for (const type of ["text/html; charset=utf-8", "text/csv", "TEXT/JavaScript"]) {
+      const page = r.success("<p>", exchange("/", { response: { "content-type": type } }), {
+        plan,
+      });
+      assert.deepEqual([page.wrapped, page.body, page.status], [false, "<p>", 200], type);
+      assert.equal(page.headers[0][0], "Deprecation", type);
+      assert.equal(page.headers.at(-1)![0], "X-Request-Id", type);
+    }
+    for (const type of ["application/json", "application/vnd.api+json; charset=utf-8"]) {
+      const json = r.success({ a: 1 }, exchange("/", { response: { "content-type": type } }), {
+        plan,
+      });
+      assert.equal(json.wrapped, true, type);
+    }
+  });
+
   it("computes offset and cursor pagination with links, sort and filters", () => {
     const { responder: r, logs } = responder();
     const plan = r.plan({
@@ -409,7 +429,10 @@ describe("Responder.error", () => {
       start: r.start(),
     });
     assert.equal(inHandler.status, 500); // no catalog: a 500
-    assert.deepEqual(inHandler.headers, [["Content-Type", "application/problem+json"]]);
+    assert.deepEqual(inHandler.headers, [[
+      "Content-Type",
+      "application/problem+json; charset=utf-8",
+    ]]);
     const body = bodyOf(inHandler.body);
     assert.equal(body.type, "https://example.com/p/custom");
     assert.equal(body.instance, "/x");
@@ -911,7 +934,7 @@ describe("Responder: every meta feature, in both error formats", () => {
         ["Deprecation", "@1767225600"],
         ["Link", '</docs/v2>; rel="deprecation"'],
         ["X-Request-Id", "gen"],
-        ...(problemDetails ? [["Content-Type", "application/problem+json"]] : []),
+        ...(problemDetails ? [["Content-Type", "application/problem+json; charset=utf-8"]] : []),
       ]);
     });
 

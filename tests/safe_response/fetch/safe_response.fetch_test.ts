@@ -313,10 +313,26 @@ describe("createSafeFetch route: successes", () => {
     });
     assert.equal((await untyped(at("/"))).headers.get("content-type"), "application/json");
     const wrapped = safe.route({}, (_request, context) => {
-      context.headers.set("Content-Type", "text/plain");
+      context.headers.set("Content-Type", "application/vnd.api+json");
       return { id: "1" };
     });
-    assert.equal((await wrapped(at("/"))).headers.get("content-type"), "application/json");
+    const envelope = await wrapped(at("/"));
+    assert.equal(envelope.headers.get("content-type"), "application/json");
+    assert.deepEqual((await envelope.json()).data, { id: "1" });
+  });
+
+  it("sends a result as it is when the handler set a non-JSON Content-Type, as Nest does", async () => {
+    const { safe } = safeWith({ requestId: true });
+    const page = safe.route({ deprecated: { since: "2025-01-01T00:00:00Z" } }, (_r, context) => {
+      context.headers.set("Content-Type", "text/html; charset=utf-8");
+      return "<!doctype html><title>API keys</title>";
+    });
+    const answer = await page(at("/settings"));
+    assert.equal(answer.status, 200);
+    assert.equal(answer.headers.get("content-type"), "text/html; charset=utf-8");
+    assert.equal(answer.headers.get("deprecation"), "@1735689600");
+    assert.match(answer.headers.get("x-request-id") ?? "", /^[0-9a-f-]{36}$/);
+    assert.equal(await answer.text(), "<!doctype html><title>API keys</title>");
   });
 });
 
@@ -339,7 +355,10 @@ describe("createSafeFetch route: errors", () => {
       throw new SafeException("ITEM_NOT_FOUND");
     });
     const problem = await read(await typed(at("/items/x")));
-    assert.equal(problem.headers.get("content-type"), "application/problem+json");
+    assert.equal(
+      problem.headers.get("content-type"),
+      "application/problem+json; charset=utf-8",
+    );
     assert.equal(problem.body.type, "https://example.com/p/item");
     assert.equal(problem.body.code, "ITEM_NOT_FOUND");
     assert.equal(problem.body.instance, "/items/x");
@@ -609,7 +628,7 @@ describe("createSafeFetch options", () => {
     });
     safe.route({ errorFormat: "problem", route: "Items.same" }, () => 1);
     const { headers } = await read(await handler(at("/")));
-    assert.equal(headers.get("content-type"), "application/problem+json");
+    assert.equal(headers.get("content-type"), "application/problem+json; charset=utf-8");
     assert.equal(lines.length, 1);
     assert.match(lines[0], /^warn Items\.get: the endpoint's problemDetails \(false\) differs/);
   });

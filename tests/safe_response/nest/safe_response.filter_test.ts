@@ -23,7 +23,11 @@ import {
 import { DocumentBuilder, SwaggerModule } from "@nestjs/swagger";
 import { lastValueFrom } from "rxjs";
 import { defineErrors, resolveSettings, Responder } from "../../../safe_response/mod.ts";
-import { Deprecated, ProblemType } from "../../../safe_response/nest/safe_response.decorators.ts";
+import {
+  Deprecated,
+  Paginated,
+  ProblemType,
+} from "../../../safe_response/nest/safe_response.decorators.ts";
 import { SafeResponseFilter } from "../../../safe_response/nest/safe_response.filter.ts";
 import { SafeResponseModule } from "../../../safe_response/nest/safe_response.module.ts";
 import { ApiSafeCatalogErrors } from "../../../safe_response/openapi/mod.ts";
@@ -61,6 +65,13 @@ class ProblemController {
   @Deprecated({ since: "2026-01-01T00:00:00Z", sunsetLink: "https://example.com/sunset" })
   typed() {
     throw new NotFoundException("Payment item missing");
+  }
+
+  @Get("big")
+  @Paginated({ links: true, linkHeader: true })
+  @Deprecated({ since: "2026-01-01T00:00:00Z", sunsetLink: "https://example.com/sunset" })
+  big() {
+    return { data: [{ id: 1n }], total: 3, page: 1, limit: 1 }; // a BigInt: JSON fails after the interceptor
   }
 
   @Get("user")
@@ -105,13 +116,13 @@ function appModule(problemDetails: boolean) {
   })
   class ProblemModule implements NestModule {
     configure(consumer: MiddlewareConsumer) {
-      consumer.apply(otherLinkMiddleware).forRoutes("p/typed");
+      consumer.apply(otherLinkMiddleware).forRoutes("p/typed", "p/big");
     }
   }
   return ProblemModule;
 }
 
-const mediaType = (headers: Headers) => headers.get("content-type")?.split(";")[0];
+const PROBLEM_JSON = "application/problem+json; charset=utf-8";
 
 for (const adapter of ADAPTERS) {
   describe(`the filter's reply (${adapter})`, () => {
@@ -120,7 +131,7 @@ for (const adapter of ADAPTERS) {
       try {
         const { status, headers, body } = await getJson(url, "/p/missing?x=1");
         assert.equal(status, 404);
-        assert.equal(mediaType(headers), "application/problem+json");
+        assert.equal(headers.get("content-type"), PROBLEM_JSON); // as the Fetch binding sends it
         const { requestId, meta, ...rest } = body;
         assert.deepEqual(rest, {
           type: "about:blank",
@@ -134,7 +145,7 @@ for (const adapter of ADAPTERS) {
         assert.equal(typeof (meta as { responseTime: number }).responseTime, "number");
         const unknown = await getJson(url, "/no/route", { headers: { "x-request-id": "r-1" } });
         assert.equal(unknown.status, 404);
-        assert.equal(mediaType(unknown.headers), "application/problem+json");
+        assert.equal(unknown.headers.get("content-type"), PROBLEM_JSON);
         assert.equal(unknown.headers.get("x-request-id"), "r-1");
         assert.equal(unknown.body.requestId, "r-1");
         assert.equal(unknown.body.meta, undefined);
@@ -162,6 +173,22 @@ for (const adapter of ADAPTERS) {
         assert.equal(guarded.body.requestId, guarded.headers.get("x-request-id"));
       } finally {
         await close();
+      }
+    });
+
+    it("drops the success's pagination Link from the 500 of a failed serialisation", async () => {
+      for (const problemDetails of [false, true]) {
+        const { url, close } = await boot(appModule(problemDetails), adapter, {
+          logger: new CapturingLogger(),
+        });
+        try {
+          const { status, headers } = await getJson(url, "/p/big");
+          assert.equal(status, 500);
+          assert.equal(headers.get("link"), `${STATUS_LINK}, ${SUNSET}`); // no rel="next"
+          assert.equal(headers.get("deprecation"), "@1767225600");
+        } finally {
+          await close();
+        }
       }
     });
 

@@ -4,7 +4,10 @@
  * from the handler's result, `@Render` renders it), and statuses whose
  * response has no body (1xx, 204, 205, 304: raw bytes, no envelope and no
  * JSON `Content-Type`, the request id, rate-limit and deprecation headers
- * kept), as without the module and as the Fetch binding sends them.
+ * kept), as without the module and as the Fetch binding sends them; `@Sse`
+ * streams (each event as Nest writes it), and a route that set its own
+ * non-JSON `Content-Type` (`@Header`, docs/settings-page.md's page) sent as
+ * it returned it.
  */
 import "reflect-metadata";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
@@ -15,6 +18,7 @@ import assert from "node:assert/strict";
 import {
   Controller,
   Get,
+  Header,
   HttpCode,
   type INestApplication,
   type MiddlewareConsumer,
@@ -23,7 +27,9 @@ import {
   Redirect,
   Render,
   Res,
+  Sse,
 } from "@nestjs/common";
+import { interval, map, take } from "rxjs";
 import { readRouteOptions } from "../../../safe_response/_route_metadata.ts";
 import {
   Deprecated,
@@ -134,6 +140,37 @@ class NullBodyController {
   }
 }
 
+@Controller("s")
+class OwnTypeController {
+  @Sse("events")
+  events() {
+    return interval(1).pipe(
+      take(2),
+      map((i) => ({ data: { i }, type: "tick", id: `m${i}`, retry: 1000 })),
+    );
+  }
+
+  // docs/settings-page.md's page, as printed there
+  @Get("settings")
+  @Header("content-type", "text/html; charset=utf-8")
+  page(): string {
+    return "<!doctype html><title>API keys</title>";
+  }
+
+  @Get("export.csv")
+  @Header("Content-Type", "text/csv")
+  @Deprecated({ since: "2026-01-01T00:00:00Z" })
+  csv(): string {
+    return "id,name\n1,a\n";
+  }
+
+  @Get("vendor-json")
+  @Header("Content-Type", "application/vnd.api+json")
+  vendor() {
+    return { a: 1 };
+  }
+}
+
 /** Sets rate-limit headers before the route, as `ApiKeysGuard` does. */
 function rateLimitMiddleware(
   _request: unknown,
@@ -147,11 +184,11 @@ function rateLimitMiddleware(
 
 @Module({
   imports: [SafeResponseModule.register({ requestId: true, rateLimit: true })],
-  controllers: [RedirectController, NullBodyController],
+  controllers: [RedirectController, NullBodyController, OwnTypeController],
 })
 class AppModule implements NestModule {
   configure(consumer: MiddlewareConsumer) {
-    consumer.apply(rateLimitMiddleware).forRoutes("n/*path");
+    consumer.apply(rateLimitMiddleware).forRoutes("n/*path", "s/*path");
   }
 }
 
@@ -212,6 +249,11 @@ describe("the route plan of a route Nest answers itself", () => {
     const ok = readRouteOptions(NullBodyController, NullBodyController.prototype.ok);
     assert.notEqual(ok.raw, true);
   });
+
+  it("is raw under @Sse", () => {
+    const options = readRouteOptions(OwnTypeController, OwnTypeController.prototype.events);
+    assert.equal(options.raw, true);
+  });
 });
 
 for (const adapter of ADAPTERS) {
@@ -251,6 +293,48 @@ for (const adapter of ADAPTERS) {
         const response = await fetch(`${app.url}/go/page`);
         assert.equal(response.status, 200);
         assert.equal(await response.text(), "page: hello Ada; envelope: false");
+      } finally {
+        await app.close();
+      }
+    });
+  });
+
+  describe(`routes that send their own media type (${adapter})`, () => {
+    it("@Sse sends each event as Nest writes it: type, id and retry kept, no envelope", async () => {
+      const app = await bootApp(adapter);
+      try {
+        const response = await fetch(`${app.url}/s/events`);
+        assert.equal(response.status, 200);
+        assert.match(response.headers.get("content-type") ?? "", /^text\/event-stream/);
+        const text = await response.text();
+        assert.doesNotMatch(text, /"success"|"data":/, text);
+        assert.match(text, /event: tick\nid: m0\nretry: 1000\ndata: \{"i":0\}\n/, text);
+        assert.match(text, /event: tick\nid: m1\nretry: 1000\ndata: \{"i":1\}\n/, text);
+      } finally {
+        await app.close();
+      }
+    });
+
+    it("a non-JSON @Header Content-Type sends the returned text as it is, headers kept", async () => {
+      const app = await bootApp(adapter);
+      try {
+        const page = await app.get("/s/settings");
+        assert.equal(page.status, 200, page.raw);
+        assert.equal(page.headers["content-type"], "text/html; charset=utf-8", page.raw);
+        assert.equal(page.body, "<!doctype html><title>API keys</title>", page.raw);
+        assert.equal(page.headers["x-request-id"], "rid-1", page.raw);
+        const csv = await app.get("/s/export.csv");
+        assert.equal(csv.status, 200, csv.raw);
+        assert.match(csv.headers["content-type"], /^text\/csv/, csv.raw);
+        assert.equal(csv.body, "id,name\n1,a\n", csv.raw);
+        assert.equal(csv.headers.deprecation, DEPRECATION, csv.raw);
+        const vendor = await getJson(app.url, "/s/vendor-json");
+        assert.equal(vendor.status, 200);
+        assert.equal(vendor.body.success, true); // a JSON media type keeps its envelope
+        assert.equal(
+          (vendor.body.meta as { rateLimit: { remaining: number } }).rateLimit.remaining,
+          4,
+        );
       } finally {
         await app.close();
       }
