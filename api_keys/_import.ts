@@ -176,9 +176,6 @@ function validateImport(
     fail("pepperVersion", `pepper version ${pepperVersion} is retired (retiredPepperVersions)`);
   }
   if (r.id !== undefined) requireNonEmptyString(r.id, "id");
-  if (r.createdBy !== undefined && r.createdBy !== null) {
-    requireNonEmptyString(r.createdBy, "createdBy");
-  }
   const valid = validateCreateInput({
     tenantId: r.tenantId as string,
     name: r.name as string,

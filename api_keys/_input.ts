@@ -1,8 +1,9 @@
 /**
  * The rules every input check of the component builds on: instants (and the
  * one parser of their text) and durations, the one way an
- * `ApiKeyValidationError` is built, non-empty strings, unknown fields, what
- * an error may echo, and the thresholds of the expiry notices. The checks of `create`,
+ * `ApiKeyValidationError` is built, non-empty strings, tenant ids of
+ * lookups, the text rules (printable, storable, actor names), unknown
+ * fields, what an error may echo, and the thresholds of the expiry notices. The checks of `create`,
  * `rotate` and `list` inputs are in `_key_input.ts` (loaded with the flows,
  * not at import).
  *
@@ -146,28 +147,81 @@ export function requireNonEmptyString(value: unknown, field: string): string {
 }
 
 /**
- * Throws `api_key_invalid_input` for `field` when `text` holds a control
- * character (C0, DEL, C1): no text field holds a line break, so the settings
- * page could not ask the name typed, and a log line quoting it would split.
- * Nor a lone surrogate (see `storableTextProblem`).
+ * A tenant id a method reads or acts by (`list`, `revokeForTenant`, `usage`,
+ * the audit log...): a non-empty string the storage can hold
+ * (`storableTextProblem`), else `api_key_invalid_input` naming `tenantId`.
+ * A new key's id is stricter (`_key_input.ts`); ids stored before a rule was
+ * added keep being listed and revoked.
  */
-export function requirePrintable(text: string, field: string): string {
+export function requireTenantId(value: unknown): string {
+  const tenantId = requireNonEmptyString(value, "tenantId");
+  const problem = storableTextProblem(tenantId);
+  if (problem !== undefined) fail("tenantId", problem);
+  return tenantId;
+}
+
+/** Longest actor's name, in UTF-16 units: a key's `createdBy` and the admin routes' `actorOf`. */
+export const MAX_ACTOR_LENGTH = 200;
+
+/**
+ * Format characters that change how text around them shows or splits:
+ * U+2028 and U+2029 (line and paragraph separators), the bidi controls
+ * (U+202A to U+202E, U+2066 to U+2069: `ci\u202Egnp.exe` shows as
+ * `ciexe.png`), U+200B (zero-width space), U+200E and U+200F (direction
+ * marks) and U+FEFF. ZWNJ and ZWJ (U+200C, U+200D) stay: emoji sequences
+ * and several scripts need them.
+ */
+const HIDDEN_FORMAT = /[\u2028\u2029\u202A-\u202E\u2066-\u2069\u200B\u200E\u200F\uFEFF]/;
+
+/**
+ * What keeps `text` from being shown and logged as it reads, or `undefined`:
+ * a control character (C0, DEL, C1), a format character of `HIDDEN_FORMAT`,
+ * or what `storableTextProblem` refuses. No text field holds a line break,
+ * so the settings page can ask the name typed and a log line quoting it
+ * stays one line; nor a bidi control, so no name shows reversed.
+ */
+export function printableProblem(text: string): string | undefined {
   for (let i = 0; i < text.length; i++) {
     const code = text.charCodeAt(i);
     if (code < 0x20 || (code >= 0x7f && code <= 0x9f)) {
-      fail(field, "must not contain control characters (line breaks, tabs)");
+      return "must not contain control characters (line breaks, tabs)";
     }
   }
-  const problem = storableTextProblem(text);
+  if (HIDDEN_FORMAT.test(text)) {
+    return "must not contain line or paragraph separators, bidi controls or invisible marks";
+  }
+  return storableTextProblem(text);
+}
+
+/**
+ * Returns `text`, or throws `api_key_invalid_input` for `field` when
+ * `printableProblem` finds one: the one rule of key names, tenant ids of new
+ * keys and `createdBy`.
+ */
+export function requirePrintable(text: string, field: string): string {
+  const problem = printableProblem(text);
   if (problem !== undefined) fail(field, problem);
   return text;
+}
+
+/**
+ * What is wrong with `value` as an actor's name (a key's `createdBy`, the
+ * admin routes' `actorOf` answer), or `undefined`: 1 to `MAX_ACTOR_LENGTH`
+ * characters, not only spaces, printable (`printableProblem`).
+ */
+export function actorProblem(value: unknown): string | undefined {
+  if (typeof value !== "string" || value.trim() === "" || value.length > MAX_ACTOR_LENGTH) {
+    return `must be 1 to ${MAX_ACTOR_LENGTH} characters, not only spaces`;
+  }
+  return printableProblem(value);
 }
 
 /**
  * What keeps `text` from being stored, or `undefined`: U+0000 or a lone
  * surrogate (an emoji cut in half), which PostgreSQL's `jsonb` (the audit
  * log's columns) refuses and UTF-8 cannot carry. The one rule for the text
- * the component stores: key names (`requirePrintable`) and the audit context.
+ * the component stores: key names, tenant ids, `createdBy`
+ * (`printableProblem`) and the audit context.
  */
 export function storableTextProblem(text: string): string | undefined {
   return text.includes("\0") || hasLoneSurrogate(text)

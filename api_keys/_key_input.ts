@@ -5,6 +5,7 @@
  * @module
  */
 import {
+  actorProblem,
   fail,
   failTime,
   instantProblem,
@@ -15,7 +16,6 @@ import {
 import { serviceAllowedIpCidrs } from "./ip_allowlist.ts";
 import type { KeyLayouts } from "./key_format.ts";
 import { flattenScopes } from "./scopes.ts";
-import { wellFormedTenantId } from "./audit/chain.ts";
 import { keyRateLimits } from "./metering/_limits.ts";
 import {
   type ApiKeyGraceStart,
@@ -74,20 +74,19 @@ const MAX_TENANT_ID_LENGTH = 255;
 
 /**
  * A new key's tenant id: 1 to 255 UTF-16 units without surrounding
- * whitespace, well-formed UTF-16 (a lone surrogate would become U+FFFD in
- * the UTF-8 the audit chain hashes and signs, so two ids would share one
- * chain's text). Ids already stored are not checked again (they keep verifying).
+ * whitespace, printable (`requirePrintable`: no control or bidi character,
+ * no U+0000, which PostgreSQL refuses, and no lone surrogate, which would
+ * become U+FFFD in the UTF-8 the audit chain hashes and signs, so two ids
+ * would share one chain's text). Ids already stored are not checked again
+ * (they keep verifying; lookups: `requireTenantId`).
  */
 function validTenantId(value: unknown): string {
   const tenantId = requireNonEmptyString(value, "tenantId");
   if (tenantId.trim() !== tenantId) fail("tenantId", "must not start or end with whitespace");
-  if (!wellFormedTenantId(tenantId)) {
-    fail("tenantId", "must be well-formed UTF-16 (no lone surrogate)");
-  }
   if (tenantId.length > MAX_TENANT_ID_LENGTH) {
     fail("tenantId", `must be at most ${MAX_TENANT_ID_LENGTH} UTF-16 code units`);
   }
-  return tenantId;
+  return requirePrintable(tenantId, "tenantId");
 }
 
 function validName(value: unknown): string {
@@ -108,9 +107,11 @@ function validExpiry(value: unknown): Date | null | undefined {
   return value;
 }
 
+/** `createdBy`: an actor's name (`actorProblem`: at most `MAX_ACTOR_LENGTH`, printable), or undefined. */
 function validCreatedBy(value: unknown): string | undefined {
   if (value === undefined) return undefined;
-  return requireNonEmptyString(value, "createdBy");
+  const problem = actorProblem(value);
+  return problem === undefined ? value as string : fail("createdBy", problem);
 }
 
 /** The allowlist, canonical; a bad entry's echo has the keys of `layouts` (the service's) redacted too. */

@@ -20,7 +20,7 @@ import {
 } from "./metering/_credits.ts";
 import { createdEvent } from "./events.ts";
 import { requireRotationWaits } from "./verify/_first_use.ts";
-import { fail, requireNonEmptyString } from "./_input.ts";
+import { fail, requireNonEmptyString, requireTenantId } from "./_input.ts";
 import { validateCreateInput, validateListOptions, validateRotateInput } from "./_key_input.ts";
 import { generateKey } from "./key_format.ts";
 import { assertTenantSharedPolicies, creditPartsOf } from "./metering/_limits.ts";
@@ -235,7 +235,7 @@ export class ManageFlow {
     context: AuditContext | undefined,
   ): Promise<Written<RotateApiKeyResult>> {
     const s = this.#s;
-    if (tenantId !== undefined) requireNonEmptyString(tenantId, "tenantId");
+    if (tenantId !== undefined) requireTenantId(tenantId);
     requireNonEmptyString(id, "id");
     const now = s.clock();
     const valid = validateRotateInput(input, now, s.layouts);
@@ -356,7 +356,7 @@ export class ManageFlow {
     context: AuditContext | undefined,
   ): Promise<void> {
     const s = this.#s;
-    if (tenantId !== undefined) requireNonEmptyString(tenantId, "tenantId");
+    if (tenantId !== undefined) requireTenantId(tenantId);
     requireNonEmptyString(id, "id");
     const record = await this.#find(tenantId, id);
     // Dropped even when already revoked: another process may have revoked it while cached here.
@@ -390,7 +390,7 @@ export class ManageFlow {
   /** See `ApiKeysService.list`. */
   list(tenantId: string, options?: ListApiKeysOptions): Promise<ApiKeyRecord[]> {
     try {
-      requireNonEmptyString(tenantId, "tenantId");
+      requireTenantId(tenantId);
       return this.#s.storage.listByTenant(tenantId, validateListOptions(options));
     } catch (error) {
       return Promise.reject(error);
@@ -420,7 +420,7 @@ export class ManageFlow {
    * of their balances.
    */
   async summariesOf(tenantId: string, ids: readonly string[]): Promise<(ApiKeySummary | null)[]> {
-    requireNonEmptyString(tenantId, "tenantId");
+    requireTenantId(tenantId);
     const found = await this.#s.storage.findManyByIds(tenantId, ids);
     const records = found.filter((record) => record !== null);
     const balances = await this.#credits.keyBalances(tenantId, records);
@@ -437,7 +437,7 @@ export class ManageFlow {
    * unknown id or another tenant's key): one storage read, no balance read.
    */
   async keyLimitsOf(tenantId: string, ids: readonly string[]): Promise<(KeyLimits | null)[]> {
-    requireNonEmptyString(tenantId, "tenantId");
+    requireTenantId(tenantId);
     const found = await this.#s.storage.findManyByIds(tenantId, ids);
     return found.map((record) => {
       if (record === null) return null;
@@ -453,7 +453,7 @@ export class ManageFlow {
 
   /** The id of tenant `tenantId`'s key that key `id` replaced (a rotation), or `null`. */
   async predecessorOf(tenantId: string, id: string): Promise<string | null> {
-    requireNonEmptyString(tenantId, "tenantId");
+    requireTenantId(tenantId);
     return (await this.#s.storage.findByReplacement(tenantId, id))?.id ?? null;
   }
 
@@ -466,7 +466,7 @@ export class ManageFlow {
     tenantId: string,
     options: ListApiKeyPageOptions,
   ): Promise<{ summaries: ApiKeySummary[]; predecessors: Record<string, string> }> {
-    requireNonEmptyString(tenantId, "tenantId");
+    requireTenantId(tenantId);
     const { records, predecessors } = await this.#s.storage.listPage(tenantId, options);
     const balances = await this.#credits.balances(records);
     const nowMs = this.#s.clock().getTime();
@@ -483,7 +483,7 @@ export class ManageFlow {
     creditChange: ApiKeyCreditChange,
     context?: AuditContext,
   ): Promise<ApiKeyCreditBalance> {
-    requireNonEmptyString(tenantId, "tenantId");
+    requireTenantId(tenantId);
     if (id !== null) requireNonEmptyString(id, "id");
     const valid = compileKeyCreditChange(creditChange);
     this.#credits.requireLimiter();
@@ -513,7 +513,7 @@ export class ManageFlow {
 
   /** See `ApiKeysService.tenantCredits`. */
   async tenantCredits(tenantId: string): Promise<ApiKeySummaryCredits | null> {
-    requireNonEmptyString(tenantId, "tenantId");
+    requireTenantId(tenantId);
     return await this.#credits.poolOf(tenantId);
   }
 

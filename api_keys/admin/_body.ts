@@ -63,7 +63,7 @@ export function readObject(
   return value as Record<string, unknown>;
 }
 
-/** A key name: 1 to 200 characters, not only spaces, no control character. */
+/** A key name: 1 to 200 characters, not only spaces, printable (`requirePrintable`). */
 export function keyName(value: unknown, field: string): string {
   if (
     typeof value !== "string" || value.trim() === "" || value.length > MAX_API_KEY_NAME_LENGTH

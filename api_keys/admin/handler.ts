@@ -5,7 +5,7 @@
  * @module
  */
 import { serviceAllowedIpCidrs } from "../ip_allowlist.ts";
-import { fail } from "../_input.ts";
+import { actorProblem, fail } from "../_input.ts";
 import { ApiKeyOperationError, ApiKeyStorageError, ApiKeyValidationError } from "../errors.ts";
 import { errorResponse, jsonResponse, optionalFunction, positiveInteger } from "../leaks/_core.ts";
 import { serviceHooks } from "../_service_hooks.ts";
@@ -79,7 +79,6 @@ const FLAT_SCOPE = /^[a-z0-9_.-]{1,64}:(read|write)$/;
 const HEADER_NAME = /^[A-Za-z0-9-]{1,64}$/;
 const STATE_CHANGING = new Set(["POST", "PATCH", "DELETE"]);
 const SAME_SITE_FETCH = new Set(["same-origin", "none"]);
-const MAX_ACTOR_LENGTH = 200;
 const MAX_ALLOWED_ORIGINS = 100;
 
 /** The 403 of a `role` key that `exceeds` the caller's: `how` more powerful or less limited. */
@@ -480,12 +479,11 @@ export function createApiKeysAdminHandler<R>(
   async function actor(call: Call<R>): Promise<string | undefined> {
     if (actorOf === undefined) return undefined;
     const name = await hook(() => actorOf(call.request));
-    if (typeof name !== "string" || name === "" || name.length > MAX_ACTOR_LENGTH) {
-      throw new HookFailure(
-        new TypeError(`options.actorOf must answer 1 to ${MAX_ACTOR_LENGTH} characters`),
-      );
+    const problem = actorProblem(name);
+    if (problem !== undefined) {
+      throw new HookFailure(new TypeError(`options.actorOf's answer ${problem}`));
     }
-    return name;
+    return name as string;
   }
 
   /**

@@ -247,8 +247,9 @@ export interface ApiKeysAdminOptions<R> {
    */
   allowedOrigins?: readonly string[];
   /**
-   * Names the acting user or service (1 to 200 characters): the `createdBy`
-   * of keys created and rotated through the routes. A throw or another answer
+   * Names the acting user or service (1 to 200 characters, not only spaces,
+   * printable as a key name is): the `createdBy` of keys created and rotated
+   * through the routes. A throw or another answer
    * is a 500 `internal_error` (the error to `onError`) and nothing is
    * written. Omitted: `createdBy` stays `null`.
    */

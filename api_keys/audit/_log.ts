@@ -10,7 +10,7 @@
 import type { ApiKeyEvent } from "../events.ts";
 import type { AuditAccess } from "../storage/_access.ts";
 import { type Dispatch, warnOnce } from "../_sinks.ts";
-import { fail, instantProblem, storableTextProblem } from "../_input.ts";
+import { fail, instantProblem, requireTenantId, storableTextProblem } from "../_input.ts";
 import { auditOptions } from "../_options.ts";
 import {
   type AuditChainExpectation,
@@ -332,6 +332,7 @@ export class AuditLog {
    * when it does not verify.
    */
   async checkpoint(tenantId: string): Promise<AuditCheckpoint | null> {
+    requireTenantId(tenantId);
     const signed = this.#signed.get(tenantId);
     const { expected, answer } = await this.#verified(tenantId, {
       fromSeq: signed?.seq,
@@ -361,6 +362,7 @@ export class AuditLog {
 
   /** A page of `tenantId`'s records, newest first (see `ApiKeysService.auditLog`). */
   async page(tenantId: string, query: AuditLogQuery = {}): Promise<AuditLogPage> {
+    requireTenantId(tenantId);
     const q = (query ?? {}) as Record<string, unknown>;
     const limit = q.limit ?? DEFAULT_LIMIT;
     if (!Number.isSafeInteger(limit) || (limit as number) < 1 || (limit as number) > MAX_LIMIT) {
@@ -433,6 +435,7 @@ export class AuditLog {
 
   /** Verifies `tenantId`'s chain (see `ApiKeysService.verifyAuditLog`). */
   async verify(tenantId: string, range: AuditVerifyRange = {}): Promise<AuditVerification> {
+    requireTenantId(tenantId);
     const { fromSeq, toSeq, checkpoint } = range ?? {};
     for (const [name, value] of Object.entries({ fromSeq, toSeq })) {
       if (value !== undefined && (!Number.isSafeInteger(value) || value < 1)) {
@@ -598,6 +601,7 @@ export class AuditLog {
    * it throws an `AuditChainError`, having signed no checkpoint at or past it.
    */
   async *export(tenantId: string, fromSeq?: number): AsyncGenerator<string> {
+    requireTenantId(tenantId);
     if (fromSeq !== undefined && (!Number.isSafeInteger(fromSeq) || fromSeq < 1)) {
       throw new TypeError("the export's fromSeq must be a positive integer");
     }
@@ -641,14 +645,15 @@ export class AuditLog {
   }
 
   /** Drops `tenantId`'s records written before `before` (see `ApiKeysService.pruneAuditLog`). */
-  prune(tenantId: string, before: Date): Promise<number> {
+  async prune(tenantId: string, before: Date): Promise<number> {
+    requireTenantId(tenantId);
     const prune = this.#access.prune;
     if (prune === undefined) {
-      return Promise.reject(new TypeError("pruneAuditLog needs the storage capability pruneAudit"));
+      throw new TypeError("pruneAuditLog needs the storage capability pruneAudit");
     }
     if (!(before instanceof Date) || Number.isNaN(before.getTime())) {
-      return Promise.reject(new TypeError("pruneAuditLog's before must be a valid Date"));
+      throw new TypeError("pruneAuditLog's before must be a valid Date");
     }
-    return prune(tenantId, before);
+    return await prune(tenantId, before);
   }
 }

@@ -13,7 +13,7 @@
 import type { ApiKeyTaps } from "../../telemetry/_taps.ts";
 import { errorNameOf } from "../../telemetry/_error_name.ts";
 import type { UsageAccess } from "../storage/_access.ts";
-import { fail, requireNonEmptyString } from "../_input.ts";
+import { fail, requireNonEmptyString, requireTenantId } from "../_input.ts";
 import { createDispatcher, type Dispatch, warnOnce } from "../_sinks.ts";
 import { unref } from "../_unref.ts";
 import { usageOptions } from "../_options.ts";
@@ -445,7 +445,7 @@ function usageWindow(
   tenantId: string,
   query: ApiKeyUsageQuery,
 ): { access: UsageAccess; from: Date; to: Date } {
-  requireNonEmptyString(tenantId, "tenantId");
+  requireTenantId(tenantId);
   if (typeof query !== "object" || query === null) fail("query", "must be an object");
   const { keyId, granularity } = query;
   if (keyId !== undefined) requireNonEmptyString(keyId, "keyId");

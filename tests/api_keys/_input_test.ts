@@ -4,9 +4,11 @@ import {
   durationProblem,
   instantProblem,
   isoInstantMs,
+  MAX_ACTOR_LENGTH,
   MAX_API_KEY_INSTANT_MS,
   refuseUnknownFields,
   requirePrintable,
+  requireTenantId,
   thresholdsProblem,
 } from "../../api_keys/_input.ts";
 
@@ -29,6 +31,41 @@ describe("input validation", () => {
         field: "name",
       });
     }
+  });
+
+  it("requirePrintable refuses line and paragraph separators, bidi controls and invisible marks (a name shown reversed)", () => {
+    const refused = [0x2028, 0x2029, 0x202a, 0x202b, 0x202c, 0x202d, 0x202e, 0x2066, 0x2067];
+    for (const code of [...refused, 0x2068, 0x2069, 0x200b, 0x200e, 0x200f, 0xfeff]) {
+      assert.throws(() => requirePrintable(`ci${String.fromCharCode(code)}gnp.exe`, "name"), {
+        code: "api_key_invalid_input",
+        field: "name",
+      }, code.toString(16));
+    }
+  });
+
+  it("requirePrintable keeps ZWJ and ZWNJ: an emoji sequence and a Persian name", () => {
+    for (
+      const text of ["deploy 👩\u200d💻", "👨\u200d👩\u200d👧", "می\u200cخواهم", "\u200c\u200d"]
+    ) {
+      assert.equal(requirePrintable(text, "name"), text);
+    }
+  });
+
+  it("requireTenantId (a method's lookup): a non-empty string the storage can hold, else tenantId is refused", () => {
+    for (const bad of ["", " ", "t\0", "t\ud800", 1, null, undefined]) {
+      assert.throws(() => requireTenantId(bad), {
+        code: "api_key_invalid_input",
+        field: "tenantId",
+      }, JSON.stringify(bad));
+    }
+    // Ids a create refuses now may be stored already: their keys stay listed and revocable.
+    for (const tenantId of ["t1", " t1 ", "t\n1", "t\u202e1"]) {
+      assert.equal(requireTenantId(tenantId), tenantId);
+    }
+  });
+
+  it("MAX_ACTOR_LENGTH bounds an actor's name (createdBy, actorOf): 200", () => {
+    assert.equal(MAX_ACTOR_LENGTH, 200);
   });
 
   it("bounds every instant and duration by 9999-12-31T23:59:59.999Z", () => {

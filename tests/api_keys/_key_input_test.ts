@@ -84,6 +84,55 @@ describe("seed 0.4: tenant ids are bounded at create", () => {
   });
 });
 
+describe("tenant ids and createdBy are printable text the storage holds", () => {
+  const base = { tenantId: "t", name: "n", scopes: SCOPES };
+
+  it("refuses a tenant id with U+0000, a control character, a line separator or a bidi control, naming tenantId", () => {
+    for (
+      const tenantId of ["t\u0000", "t\n1", "t\r1", "t\u00851", "t\u20281", "t\u202e1", "t\ufeff1"]
+    ) {
+      assert.equal(field(() => validateCreateInput({ ...base, tenantId })), "tenantId", tenantId);
+      assert.equal(
+        codeOf(() => validateCreateInput({ ...base, tenantId })),
+        "api_key_invalid_input",
+      );
+    }
+  });
+
+  it("refuses a createdBy with U+0000, a control character or a bidi control, at create and rotate", () => {
+    const now = new Date(0);
+    for (
+      const createdBy of [
+        "a\u0000b",
+        "alice\nFAKE api_key.revoked",
+        "a\tb",
+        "a\u2029b",
+        "a\u202eb",
+        "a\ud800",
+      ]
+    ) {
+      assert.equal(
+        field(() => validateCreateInput({ ...base, createdBy })),
+        "createdBy",
+        createdBy,
+      );
+      assert.equal(field(() => validateRotateInput({ createdBy }, now)), "createdBy", createdBy);
+    }
+  });
+
+  it("bounds createdBy at 200 characters (MAX_ACTOR_LENGTH, as the admin routes' actorOf)", () => {
+    const now = new Date(0);
+    for (const createdBy of ["x".repeat(201), "x".repeat(1_000_000), " "]) {
+      assert.equal(field(() => validateCreateInput({ ...base, createdBy })), "createdBy");
+      assert.equal(field(() => validateRotateInput({ createdBy }, now)), "createdBy");
+    }
+    for (const createdBy of ["x".repeat(200), "alice@example.com", "Zoë 👩\u200d💻"]) {
+      assert.equal(validateCreateInput({ ...base, createdBy }).createdBy, createdBy);
+      assert.equal(validateRotateInput({ createdBy }, now).createdBy, createdBy);
+    }
+  });
+});
+
 describe("create, rotate and list inputs", () => {
   it("a create input: scopes flattened, allowlist canonical, environment live by default", () => {
     const valid = validateCreateInput({

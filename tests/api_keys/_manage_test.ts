@@ -123,6 +123,15 @@ describe("ApiKeysService.create", () => {
       [{ expiresAt: "2030-01-01" }, "expiresAt"],
       [{ allowedIpCidrs: ["10.0.0.0/40"] }, "allowedIpCidrs"],
       [{ createdBy: "" }, "createdBy"],
+      // Text that would split a log line, show reversed, or that PostgreSQL cannot store.
+      [{ tenantId: "t\n1" }, "tenantId"],
+      [{ tenantId: "t\u0000" }, "tenantId"],
+      [{ tenantId: "t\u202e1" }, "tenantId"],
+      [{ name: "ci\u202egnp.exe" }, "name"],
+      [{ name: "line1\u2028line2" }, "name"],
+      [{ createdBy: "alice\nFAKE api_key.revoked keyId=x" }, "createdBy"],
+      [{ createdBy: "a\u0000b" }, "createdBy"],
+      [{ createdBy: "x".repeat(201) }, "createdBy"],
     ];
     for (const [override, field] of cases) {
       const error = await rejection(service.create({ ...base, ...override } as never));
@@ -774,6 +783,33 @@ for (
     });
   });
 }
+
+describe("a tenant id the storage cannot hold, at every method that takes one", () => {
+  it("is ApiKeyValidationError naming tenantId before any storage call, never a storage failure", async () => {
+    const { storage, calls } = spyStorage();
+    const { service } = makeService({ storage });
+    const { id } = await service.create({ tenantId: "t1", name: "k", scopes: READ_ORDERS });
+    calls.length = 0;
+    for (const tenantId of ["t\u0000", "t\ud800"]) {
+      for (
+        const call of [
+          () => service.list(tenantId),
+          () => service.listSummaries(tenantId),
+          () => service.revokeForTenant(tenantId, id),
+          () => service.rotateForTenant(tenantId, id),
+          () => service.tenantCredits(tenantId),
+        ]
+      ) {
+        const error = await rejection(call());
+        assert.ok(error instanceof ApiKeyValidationError, String(call));
+        assert.equal(error.field, "tenantId");
+        assert.equal(error.httpStatus, 400);
+      }
+    }
+    assert.deepEqual(calls, []);
+    assert.equal((await service.list("t1")).length, 1);
+  });
+});
 
 describe("ApiKeysService tenant-bound capability", () => {
   it("a storage without it is announced at construction; one with it is not", () => {

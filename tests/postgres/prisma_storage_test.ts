@@ -267,6 +267,47 @@ if (databaseReady("PrismaApiKeyStorage on PostgreSQL", unavailable)) {
     });
   });
 
+  describe("text PostgreSQL cannot store or a log line would split, on PostgreSQL", () => {
+    it("a tenant id or createdBy with NUL, a line break or over 200 characters is a 400 naming the field, never a 503; lookups too", async () => {
+      const storage = await freshStorage();
+      const keys = service(storage);
+      const base = {
+        tenantId: "t-text",
+        name: "n",
+        scopes: [{ resource: "orders", level: "read" as const }],
+      };
+      for (
+        const [input, field] of [
+          [{ tenantId: "t-text\u0000" }, "tenantId"],
+          [{ tenantId: "t-text\n1" }, "tenantId"],
+          [{ createdBy: "a\u0000b" }, "createdBy"],
+          [{ createdBy: "alice\nFAKE api_key.revoked" }, "createdBy"],
+          [{ createdBy: "x".repeat(1_000_000) }, "createdBy"],
+          [{ name: "a\u2028b" }, "name"],
+        ] as const
+      ) {
+        await assert.rejects(keys.create({ ...base, ...input }), {
+          name: "ApiKeyValidationError",
+          field,
+          httpStatus: 400,
+        }, field);
+      }
+      const { id } = await keys.create({ ...base, createdBy: "x".repeat(200) });
+      for (
+        const call of [
+          () => keys.list("t-text\u0000"),
+          () => keys.listSummaries("t-text\u0000"),
+          () => keys.revokeForTenant("t-text\u0000", id),
+          () => keys.rotateForTenant("t-text\u0000", id),
+        ]
+      ) {
+        await assert.rejects(call(), { name: "ApiKeyValidationError", field: "tenantId" });
+      }
+      const [record] = await keys.list("t-text");
+      assert.equal(record.createdBy, "x".repeat(200));
+    });
+  });
+
   describe("the admin routes' pages on PostgreSQL (migration 0016)", () => {
     it("GET /keys walks 60 keys by cursor in every order, each page one findMany and one lookup, writing nothing", async () => {
       await reset();

@@ -1459,6 +1459,11 @@ describe("createApiKeysAdminHandler", () => {
         () => "",
         () => 42,
         () => "x".repeat(201),
+        // createdBy's own rule: no line break (a forged log line), NUL or bidi control.
+        () => "alice\nFAKE api_key.revoked",
+        () => "alice\u0000",
+        () => "ci\u202egnp",
+        () => " ",
       ]
     ) {
       const bad = await setup({ actorOf: actorOf as never });

@@ -365,6 +365,28 @@ describe("api_keys/audit/_log.ts", () => {
     await service.close();
   });
 
+  it("a page, verify, checkpoint, export or prune of a tenant id the storage cannot hold is ApiKeyValidationError naming tenantId", async () => {
+    const { service } = auditedService();
+    for (const tenantId of ["t\u0000", "t\ud800", ""]) {
+      for (
+        const call of [
+          () => service.auditLog(tenantId),
+          () => service.verifyAuditLog(tenantId),
+          () => service.auditCheckpoint(tenantId),
+          () => collect(service.exportAuditLog(tenantId)),
+          () => service.pruneAuditLog(tenantId, new Date(0)),
+        ]
+      ) {
+        await assert.rejects(
+          call(),
+          { code: "api_key_invalid_input", field: "tenantId" },
+          String(call),
+        );
+      }
+    }
+    await service.close();
+  });
+
   it("records create, rotate, credits and revoke with their actor, before and after (a second revoke none)", async () => {
     const { service } = auditedService();
     const { id } = await service.create(

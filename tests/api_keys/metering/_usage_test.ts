@@ -533,6 +533,8 @@ describe("readUsage", () => {
     for (
       const [tenantId, query, field] of [
         ["", { from, to: new Date(T0 + HOUR), granularity: "hour" }, "tenantId"],
+        ["t\u0000", { from, to: new Date(T0 + HOUR), granularity: "hour" }, "tenantId"],
+        ["t\ud800", { from, to: new Date(T0 + HOUR), granularity: "hour" }, "tenantId"],
         ["t", { keyId: " ", from, to: new Date(T0 + HOUR), granularity: "hour" }, "keyId"],
         ["t", { from, to: new Date(T0 + HOUR), granularity: "week" }, "granularity"],
         ["t", { from: new Date(NaN), to: new Date(T0), granularity: "hour" }, "from"],
