@@ -412,6 +412,45 @@ describe("createApiKeysAdminHandler", () => {
     }
   });
 
+  it("a caller key revoked or expired (a request verified before, an instance not told yet) has no powers: create, rotate, rename and revoke are refused; a custom policy's create is too", async () => {
+    for (const custom of [false, true]) {
+      const { call, service, admin, reader, clocks } = await setup(
+        custom ? { policy: () => null } : {},
+      );
+      const expiring = await service.create({
+        tenantId: "acme",
+        name: "expiring admin",
+        scopes: [{ resource: "keys", level: "write" }, { resource: "projects", level: "write" }],
+        expiresAt: new Date(clocks.now + 60_000),
+      });
+      await service.revoke(admin.id);
+      const routes = [
+        ["POST", "/keys", { name: "minted", scopes: ["projects:read"] }],
+        ["POST", `/keys/${reader.id}/rotate`, {}],
+        ["PATCH", `/keys/${reader.id}`, { name: "renamed" }],
+        ["DELETE", `/keys/${reader.id}`, undefined],
+      ] as const;
+      const expect = async (keyId: string, why: string) => {
+        for (const [method, path, body] of custom ? routes.slice(0, 1) : routes) {
+          const answer = (await call(method, path, { body, caller: { tenant: "acme", keyId } }))!;
+          assert.equal(answer.status, 403, `${why}: ${method} ${path}`);
+          assert.deepEqual(answer.json.error.details, { key: "caller" });
+        }
+      };
+      await expect(admin.id, "revoked");
+      clocks.advance(60_001);
+      await expect(expiring.id, "expired");
+      const keys = await service.list("acme");
+      assert.deepEqual(keys.map((key) => key.name).sort(), [
+        "admin",
+        "billing",
+        "expiring admin",
+        "reader",
+      ]);
+      assert.equal(keys.find((key) => key.id === reader.id)!.revokedAt, null);
+    }
+  });
+
   it("rotate, rename, revoke: a target more powerful than the caller is refused", async () => {
     const { call, billing, service } = await setup();
     for (
