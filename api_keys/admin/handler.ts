@@ -467,11 +467,19 @@ export function createApiKeysAdminHandler<R>(
     if (allowed !== true) throw new AdminHttpError(403, "forbidden", "Not allowed");
   }
 
+  /**
+   * The caller's key, read now; null when `callerKeyIdOf` names none. A key it names that is not a
+   * usable key of the tenant (unknown, revoked, expired: a request verified before a revoke, an
+   * instance not told yet) is the 403 of a caller without a key, whatever the policy: its powers
+   * and limits are not a caller's.
+   */
   function callerPowers(call: Call<R>): Promise<ApiKeySummary | null> {
     return call.caller ??= (async () => {
       const id = await hook(() => callerKeyIdOf!(call.request));
       if (typeof id !== "string") return null;
-      return await summaryOf(call.tenantId, id);
+      const key = await summaryOf(call.tenantId, id);
+      if (key === null || key.status === "revoked" || key.status === "expired") throw noCallerKey();
+      return key;
     })();
   }
 
