@@ -147,8 +147,8 @@ export interface ApiKeyRotationCompletedEvent {
 }
 
 /**
- * Emitted for every failed verification or authorization (not for storage
- * failures). `keyId`, `tenantId` and `environment` are present once the
+ * Emitted for every failed verification or authorization, except a storage
+ * failure and a limit's refusal (see `ApiKeyAuthorizationDeniedEvent`). `keyId`, `tenantId` and `environment` are present once the
  * presented secret matched a record (revoked, expired, IP, environment, scope).
  */
 export interface ApiKeyAuthFailedEvent {
@@ -169,8 +169,10 @@ export interface ApiKeyAuthFailedEvent {
 }
 
 /**
- * Emitted beside `api_key.auth_failed` once per refused `authorize` or
- * `authorizeRequest` (any code, from a missing key to a rate limit); it
+ * Emitted once per refused `authorize` or `authorizeRequest` (any code, from
+ * a missing key to a rate limit): beside `api_key.auth_failed`, except for a
+ * limit's refusal (`api_key_rate_limited`, `api_key_usage_exceeded`,
+ * `api_key_rate_limit_unavailable`), which is no authentication failure. It
  * carries the code only (seed 0.4), so a sink may forward it anywhere.
  */
 export interface ApiKeyAuthorizationDeniedEvent {

@@ -212,7 +212,8 @@ export function hasFieldSelection<M>(meta: M): meta is M & { fields: string[] } 
  * ```ts
  * import { hasRateLimit, isError } from "@saferoute/api-kit/client";
  * const body: unknown = await (await fetch("/items")).json();
- * if (isError(body) && hasRateLimit(body.meta)) {
+ * // Only a 429 is retried: a 404 behind a rate limit carries `meta.rateLimit` too.
+ * if (isError(body) && body.statusCode === 429 && hasRateLimit(body.meta)) {
  *   console.log(`retry in ${body.meta.rateLimit.retryAfter ?? body.meta.rateLimit.reset} s`);
  * }
  * ```

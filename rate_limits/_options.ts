@@ -31,3 +31,18 @@ export function assertKnownOptions(
     }
   }
 }
+
+/**
+ * `value` (the option `name`) when it is a boolean or `undefined`, else a
+ * `TypeError` (`<label>: <name> must be a boolean`): `"false"` is no `false`.
+ *
+ * @example
+ * ```ts
+ * import { optionalBoolean } from "./_options.ts";
+ * optionalBoolean(true, "clustered", "createRedisRateLimitStore"); // true
+ * ```
+ */
+export function optionalBoolean(value: unknown, name: string, label: string): boolean | undefined {
+  if (value === undefined || typeof value === "boolean") return value;
+  throw new TypeError(`${label}: ${name} must be a boolean`);
+}

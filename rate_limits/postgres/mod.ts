@@ -54,6 +54,7 @@ import { compileCreditChange } from "../credits.ts";
 import { refillParams } from "../_refill.ts";
 import { createClockOffset } from "../_clock.ts";
 import { byKind, reportErrors } from "../_remote.ts";
+import { assertKnownOptions, optionalBoolean } from "../_options.ts";
 
 /** A named (prepared) statement, as `pg`'s `query` takes it. */
 export interface PostgresNamedQuery {
@@ -358,8 +359,18 @@ function ruleChange(split: readonly { readonly credits: readonly CreditCounter[]
   return -1;
 }
 
+const LABEL = "createPostgresRateLimitStore";
+/** The options taken; any other is a `TypeError` (a misspelt one is no silent default). */
+const OPTIONS = Object.keys(
+  { pool: true, logger: true, preparedStatements: true, durableWindows: true } satisfies Record<
+    keyof PostgresRateLimitStoreOptions,
+    true
+  >,
+);
+
 /**
- * Creates the PostgreSQL store. Throws a `TypeError` without a `pool`.
+ * Creates the PostgreSQL store. Throws a `TypeError` without a `pool`, for an
+ * unknown option or a `preparedStatements`/`durableWindows` that is not a boolean.
  *
  * @example
  * ```ts
@@ -371,19 +382,17 @@ function ruleChange(split: readonly { readonly credits: readonly CreditCounter[]
 export function createPostgresRateLimitStore(
   options: PostgresRateLimitStoreOptions,
 ): PostgresRateLimitStore {
+  assertKnownOptions(options, OPTIONS, LABEL);
   const pool = options?.pool;
   if (typeof pool?.query !== "function") {
     throw new TypeError("createPostgresRateLimitStore needs a pg pool or client as `pool`");
   }
+  const prepared = optionalBoolean(options.preparedStatements, "preparedStatements", LABEL) ?? true;
+  const durable = optionalBoolean(options.durableWindows, "durableWindows", LABEL) ?? false;
   const clock = createClockOffset();
   const stopReporting = reportErrors(pool, "postgres", options.logger);
   /** Whether `ready()` reported the migrations of `UPGRADES` missing (once per store). */
   let upgradesReported = false;
-  const prepared = options.preparedStatements !== false;
-  const durable = options.durableWindows ?? false;
-  if (typeof durable !== "boolean") {
-    throw new TypeError("createPostgresRateLimitStore: durableWindows must be a boolean");
-  }
   const windowsOnly = windowStatements(durable);
   /** Sends one statement (named `name` with `preparedStatements`); a throw of the pool is a rejection. */
   const send = (text: string, values?: unknown[], name?: string) => {

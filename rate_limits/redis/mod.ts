@@ -41,6 +41,7 @@ import { createClockOffset } from "../_clock.ts";
 import { byKind, errorMessageOf, reportErrors } from "../_remote.ts";
 import { answersWellFormed } from "../_well_formed.ts";
 import { hexDigest } from "../_hex_digest.ts";
+import { assertKnownOptions, optionalBoolean } from "../_options.ts";
 import { CHANGE_SCRIPT, CHECK_SCRIPT, READ_SCRIPT, TIME_SCRIPT } from "./_script.ts";
 
 /** Arguments of a script call, as node-redis takes them. */
@@ -177,12 +178,22 @@ function numbers(reply: unknown, length?: (reply: unknown[]) => boolean): number
   return reply;
 }
 
+const LABEL = "createRedisRateLimitStore";
+/** The options taken; any other is a `TypeError` (a misspelt `clustered` would leave a cluster single-node). */
+const OPTIONS = Object.keys(
+  { client: true, prefix: true, clustered: true, logger: true } satisfies Record<
+    keyof RedisRateLimitStoreOptions,
+    true
+  >,
+);
+
 /**
  * Creates the Redis store. One round trip per batch (every check's window and
  * credit counters together): `EVALSHA`, or `EVAL` once when the server does not
  * hold the script yet (after a restart or `SCRIPT FLUSH`). Before its first
  * batch it reads the server's clock once (a deadline is compared there).
- * Throws a `TypeError` without a client.
+ * Throws a `TypeError` without a client, for an unknown option or a
+ * `clustered` that is not a boolean.
  *
  * @example
  * ```ts
@@ -196,10 +207,12 @@ function numbers(reply: unknown, length?: (reply: unknown[]) => boolean): number
 export function createRedisRateLimitStore(
   options: RedisRateLimitStoreOptions,
 ): RedisRateLimitStore {
+  assertKnownOptions(options, OPTIONS, LABEL);
   const client = options?.client;
   if (typeof client?.evalSha !== "function" || typeof client.eval !== "function") {
     throw new TypeError("createRedisRateLimitStore needs a connected redis client as `client`");
   }
+  const clustered = optionalBoolean(options.clustered, "clustered", LABEL) ?? false;
   const prefix = options.prefix ?? "rl:";
   const scripts = [CHECK_SCRIPT, CHANGE_SCRIPT, READ_SCRIPT, TIME_SCRIPT];
   // Redis names a script by its SHA-1.
@@ -222,7 +235,7 @@ export function createRedisRateLimitStore(
   const stopReporting = reportErrors(client, "redis", options.logger);
 
   /** The client's `sendCommand(args, options)`, unless it is a cluster's (whose first argument is a key). */
-  const raw = options.clustered !== true && typeof client.sendCommand === "function" &&
+  const raw = !clustered && typeof client.sendCommand === "function" &&
       client.sendCommand.length <= 2
     ? (client.sendCommand as (args: string[], options: object) => Promise<unknown>).bind(client)
     : undefined;
@@ -322,7 +335,7 @@ export function createRedisRateLimitStore(
     let failure: unknown;
     const groups = new Map<string, number[]>();
     counters.forEach((c, i) => {
-      const tag = options.clustered === true ? c.slot ?? c.subject : "";
+      const tag = clustered ? c.slot ?? c.subject : "";
       const group = groups.get(tag);
       if (group === undefined) groups.set(tag, [i]);
       else group.push(i);
@@ -479,7 +492,7 @@ export function createRedisRateLimitStore(
   answersWellFormed(checkBatch); // the limiter does not check its answers again
   return {
     name: "redis",
-    clustered: options.clustered === true,
+    clustered,
     checkBatch,
     anchorsCredits: true,
     async changeCredits(counter, change, deadline) {

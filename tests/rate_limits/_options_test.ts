@@ -1,6 +1,6 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { assertKnownOptions } from "../../rate_limits/_options.ts";
+import { assertKnownOptions, optionalBoolean } from "../../rate_limits/_options.ts";
 
 describe("assertKnownOptions", () => {
   it("accepts undefined and known options", () => {
@@ -15,5 +15,16 @@ describe("assertKnownOptions", () => {
     );
     assert.throws(() => assertKnownOptions([], ["a"], "f"), /f: options must be an object/);
     assert.throws(() => assertKnownOptions(null, ["a"], "f"), /f: options must be an object/);
+  });
+});
+
+describe("optionalBoolean", () => {
+  it("passes a boolean or undefined, refuses anything else naming the option", () => {
+    assert.equal(optionalBoolean(false, "clustered", "f"), false);
+    assert.equal(optionalBoolean(undefined, "clustered", "f"), undefined);
+    assert.throws(
+      () => optionalBoolean("false", "clustered", "f"),
+      /^TypeError: f: clustered must be a boolean$/,
+    );
   });
 });

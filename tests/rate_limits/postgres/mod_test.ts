@@ -346,4 +346,35 @@ describe("createPostgresRateLimitStore", () => {
   it("throws a TypeError without a pool", () => {
     assert.throws(() => createPostgresRateLimitStore({} as never), TypeError);
   });
+
+  it("refuses an unknown option and a non-boolean preparedStatements or durableWindows by name, before listening to the pool", () => {
+    const { pool } = fakePool(() => []);
+    assert.throws(
+      () => createPostgresRateLimitStore({ pool, durableWindow: true } as never),
+      {
+        name: "TypeError",
+        message: /^createPostgresRateLimitStore: unknown option `durableWindow`/,
+      },
+    );
+    for (const name of ["preparedStatements", "durableWindows"]) {
+      for (const value of ["false", 0, null]) {
+        assert.throws(
+          () => createPostgresRateLimitStore({ pool, [name]: value } as never),
+          {
+            name: "TypeError",
+            message: new RegExp(`^createPostgresRateLimitStore: ${name} must be a boolean`),
+          },
+        );
+      }
+    }
+    assert.equal(pool.listenerCount("error"), 0);
+    for (const flag of [true, false, undefined]) {
+      createPostgresRateLimitStore({
+        pool,
+        logger: () => {},
+        preparedStatements: flag,
+        durableWindows: flag,
+      }).close();
+    }
+  });
 });

@@ -296,4 +296,22 @@ describe("createRedisRateLimitStore", () => {
     }
     assert.throws(() => createRedisRateLimitStore({} as never), TypeError);
   });
+
+  it("refuses an unknown option and a non-boolean clustered by name, before listening to the client", () => {
+    const { client } = fakeClient(() => []);
+    assert.throws(
+      () => createRedisRateLimitStore({ client, clusterd: true } as never),
+      { name: "TypeError", message: /^createRedisRateLimitStore: unknown option `clusterd`/ },
+    );
+    for (const clustered of ["true", 1, null]) {
+      assert.throws(
+        () => createRedisRateLimitStore({ client, clustered } as never),
+        { name: "TypeError", message: /^createRedisRateLimitStore: clustered must be a boolean/ },
+      );
+    }
+    assert.equal(client.listenerCount("error"), 0);
+    for (const clustered of [true, false, undefined]) {
+      createRedisRateLimitStore({ client, prefix: "t:", clustered, logger: () => {} }).close();
+    }
+  });
 });
