@@ -6,6 +6,7 @@ import {
   ApiKeyOperationError,
   ApiKeyPrefixCollisionError,
   type ApiKeyRecord,
+  type ApiKeysService,
   type ApiKeyStorage,
   ApiKeyStorageError,
   type ApiKeySummary,
@@ -19,6 +20,7 @@ import { fakePrismaClient } from "./storage/fake_prisma.ts";
 import { createRateLimiter } from "../../rate_limits/limiter.ts";
 import { createMemoryRateLimitStore } from "../../rate_limits/memory_store.ts";
 import { ManageFlow } from "../../api_keys/_manage.ts";
+import { serviceHooks } from "../../api_keys/_service_hooks.ts";
 import { CreditBook } from "../../api_keys/metering/_credits.ts";
 import { compileSettings } from "../../api_keys/_settings.ts";
 import { VerifyFlow } from "../../api_keys/verify/_verify.ts";
@@ -651,6 +653,93 @@ describe("concurrent revokes", () => {
       assert.deepEqual(events, []);
       assert.equal((await service.verify(key)).keyId, id);
     }
+  });
+});
+
+describe("a revoke that commits after the storage deadline", () => {
+  /** An in-memory storage whose `method` waits for `release()` before writing. */
+  function gated(method: "markRevokedIfActive" | "markRevokedForTenant") {
+    const inner = new InMemoryApiKeyStorage();
+    let release!: () => void;
+    const open = new Promise<void>((resolve) => release = resolve);
+    const storage = new Proxy(inner, {
+      get(target, name) {
+        const value = Reflect.get(target, name);
+        if (typeof value !== "function") return value;
+        if (name !== method) return value.bind(target);
+        return async (...args: unknown[]) => {
+          await open;
+          return value.apply(target, args);
+        };
+      },
+    });
+    return { storage, release };
+  }
+  const landed = () => new Promise((resolve) => setTimeout(resolve, 20));
+
+  for (
+    const [method, revoke] of [
+      ["markRevokedIfActive", (s: ApiKeysService, id: string) => s.revoke(id)],
+      ["markRevokedForTenant", (s: ApiKeysService, id: string) => s.revokeForTenant("t", id)],
+    ] as const
+  ) {
+    it(`${method}: the call fails 503, then api_key.revoked is emitted once when the write lands`, async () => {
+      const { storage, release } = gated(method);
+      const { service, events } = makeService({ storage, storageTimeoutMs: 30 });
+      const { id, key } = await service.create({ tenantId: "t", name: "n", scopes: READ_ORDERS });
+      events.length = 0;
+      const error = await rejection(revoke(service, id));
+      assert.ok(error instanceof ApiKeyStorageError);
+      assert.equal(error.httpStatus, 503);
+      assert.equal(events.length, 0);
+      release();
+      await landed();
+      assert.deepEqual(events.map((event) => event.type), ["api_key.revoked"]);
+      assert.equal((await rejection(service.verify(key))).code, "api_key_revoked");
+      await revoke(service, id); // a retry: already revoked, nothing more
+      assert.deepEqual(events.map((event) => event.type), ["api_key.revoked"]);
+    });
+  }
+
+  it("a late write that revoked nothing (another revoke won) emits nothing", async () => {
+    const inner = new InMemoryApiKeyStorage();
+    let release!: () => void;
+    const open = new Promise<void>((resolve) => release = resolve);
+    const storage = Object.assign(overrideStorage(inner, {}), {
+      markRevokedIfActive: async () => {
+        await open;
+        return false;
+      },
+    });
+    const { service, events } = makeService({ storage, storageTimeoutMs: 30 });
+    const { id } = await service.create({ tenantId: "t", name: "n", scopes: READ_ORDERS });
+    events.length = 0;
+    assert.ok((await rejection(service.revoke(id))) instanceof ApiKeyStorageError);
+    release();
+    await landed();
+    assert.deepEqual(events, []);
+  });
+
+  it("a post-write step that throws after a late write stays contained", async () => {
+    const { storage, release } = gated("markRevokedIfActive");
+    const { service, events } = makeService({ storage, storageTimeoutMs: 30 });
+    const { id } = await service.create({ tenantId: "t", name: "n", scopes: READ_ORDERS });
+    events.length = 0;
+    const hooks = serviceHooks(service)!;
+    let called = 0;
+    const warn = console.warn;
+    console.warn = () => {};
+    try {
+      await assert.rejects(hooks.revokeReported(id, () => {
+        called++;
+        throw new Error("onRevoked failed");
+      }));
+      release();
+      await landed(); // an unhandled rejection would fail the test run
+    } finally {
+      console.warn = warn;
+    }
+    assert.equal(called, 1);
   });
 });
 

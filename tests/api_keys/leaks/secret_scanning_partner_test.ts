@@ -5,6 +5,7 @@ import {
   type ApiKeyExposedEvent,
   type ApiKeysServiceOptions,
   generateKey,
+  InMemoryApiKeyStorage,
   type LeakReportResponse,
 } from "../../../api_keys/mod.ts";
 import {
@@ -299,10 +300,7 @@ describe("secret-scanning partner handler", () => {
         "[1]",
         "[null]",
         JSON.stringify([{ type: "x" }]),
-        JSON.stringify([{ token: "a" }]),
-        JSON.stringify([{ token: "a", type: "x", url: 5 }]),
-        JSON.stringify([{ token: "a", type: "x", source: "s".repeat(65) }]),
-        JSON.stringify([{ token: "a", type: "x", url: "u".repeat(4_097) }]),
+        JSON.stringify([{ token: 5, type: "x" }]),
       ]
     ) {
       const response = await post(bad);
@@ -312,6 +310,64 @@ describe("secret-scanning partner handler", () => {
     const invalidUtf8 = await post(new Uint8Array([0x5b, 0x22, 0xff, 0x22, 0x5d]));
     assert.equal(invalidUtf8.status, 400);
     assert.equal(SECRET_SCANNING_MAX_TOKENS, 1_000);
+  });
+
+  it("one entry's over-long or odd url, source or type never fails the batch: bounded, not echoed", async () => {
+    const { post, newKey, log } = await setup({ feedback: true });
+    const exposed: ApiKeyExposedEvent[] = [];
+    const a = await newKey("t1");
+    const b = await newKey("t2");
+    const c = await newKey("t3");
+    const response = await post([
+      match(a.key),
+      match(b.key, { url: "u".repeat(4_097), source: "s".repeat(65), type: "t".repeat(300) }),
+      { token: c.key, type: 5, url: 5, source: ["x"] },
+    ]);
+    assert.equal(response.status, 200);
+    log.forEach((event) =>
+      event.type === "api_key.exposed" && exposed.push(event as ApiKeyExposedEvent)
+    );
+    const byKey = new Map(exposed.map((event) => [event.keyId, event]));
+    assert.equal(byKey.get(a.id)!.url, "https://github.com/octo/repo/blob/abc/.env");
+    assert.deepEqual([byKey.get(b.id)!.url, byKey.get(b.id)!.source], [null, "unknown"]);
+    assert.deepEqual([byKey.get(c.id)!.url, byKey.get(c.id)!.source], [null, "unknown"]);
+    const feedback = JSON.parse(response.body) as { token_type: string | null }[];
+    assert.deepEqual(feedback.map((entry) => entry.token_type), [
+      "saferoute_api_key",
+      "t".repeat(256),
+      null,
+    ]);
+  });
+
+  it("a revoke that commits after the storage deadline: 503, then api_key.exposed once; a retry adds nothing", async () => {
+    const inner = new InMemoryApiKeyStorage();
+    let release!: () => void;
+    const open = new Promise<void>((resolve) => release = resolve);
+    const storage = Object.assign(overrideStorage(inner, {}), {
+      markRevokedIfActive: async (...args: Parameters<typeof inner.markRevokedIfActive>) => {
+        await open;
+        return inner.markRevokedIfActive(...args);
+      },
+    });
+    const exposed: ApiKeyExposedEvent[] = [];
+    const { post, newKey, log } = await setup(
+      { onExposed: (event) => void exposed.push(event), feedback: true },
+      { storage, storageTimeoutMs: 30 },
+    );
+    const { key, id } = await newKey();
+    log.length = 0;
+    const first = await post([match(key)]);
+    assert.equal(first.status, 503);
+    assert.equal(log.length, 0);
+    release();
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    assert.deepEqual(log.map((event) => event.type), ["api_key.exposed", "api_key.revoked"]);
+    assert.deepEqual(exposed.map((event) => event.keyId), [id]);
+    const retry = await post([match(key)]);
+    assert.equal(retry.status, 200);
+    assert.equal(JSON.parse(retry.body)[0].label, "true_positive");
+    assert.equal(log.length, 2);
+    assert.equal(exposed.length, 1);
   });
 
   it("answers 503 when storage fails, so GitHub retries", async () => {

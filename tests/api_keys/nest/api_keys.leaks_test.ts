@@ -3,6 +3,7 @@ import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { Controller, type INestApplication, Module, Post, Req, Res } from "@nestjs/common";
 import { NestFactory } from "@nestjs/core";
+import type { NestExpressApplication } from "@nestjs/platform-express";
 import { FastifyAdapter } from "@nestjs/platform-fastify";
 import {
   ApiKeysService,
@@ -68,6 +69,8 @@ for (const platform of PLATFORMS) {
       app = platform === "express"
         ? await NestFactory.create(LeaksModule, options)
         : await NestFactory.create(LeaksModule, new FastifyAdapter(), options);
+      // As docs/api-keys-nest.md says: Express parses no text/plain body unless told to.
+      if (platform === "express") (app as NestExpressApplication).useBodyParser("text");
       await app.listen(0, "127.0.0.1");
       base = `http://127.0.0.1:${(app.getHttpServer().address() as { port: number }).port}`;
     });
@@ -131,8 +134,94 @@ for (const platform of PLATFORMS) {
       await report.drain();
       await assert.rejects(service.verify(key), { code: "api_key_revoked" });
     });
+
+    it("revokes a key posted as the whole text/plain body", async () => {
+      const { key } = await service.create({ tenantId: "t1", name: "k", scopes: READ_ORDERS });
+      const response = await fetch(`${base}/report`, {
+        method: "POST",
+        headers: { "content-type": "text/plain" },
+        body: key,
+      });
+      assert.equal(response.status, 202);
+      await response.body?.cancel();
+      await report.drain();
+      await assert.rejects(service.verify(key), { code: "api_key_revoked" });
+    });
   });
 }
+
+describe("a body Express did not parse (text/plain without useBodyParser('text'))", () => {
+  const service = new ApiKeysService({
+    peppers: { 1: PEPPER },
+    storage: new InMemoryApiKeyStorage(),
+  });
+  let app: INestApplication;
+  let base: string;
+  let report: PublicRevocationHandler;
+  before(async () => {
+    report = createPublicRevocationHandler({ service });
+    @Controller()
+    class ReportController {
+      @Post("report")
+      async report(@Req() req: LeakReportHttpRequest, @Res() res: LeakReportHttpResponse) {
+        sendLeakReport(res, await report(leakReportFromRequest(req)));
+      }
+    }
+    @Module({ controllers: [ReportController] })
+    class ReportModule {}
+    app = await NestFactory.create(ReportModule, {
+      logger: false,
+      abortOnError: false,
+      rawBody: true,
+    });
+    await app.listen(0, "127.0.0.1");
+    base = `http://127.0.0.1:${(app.getHttpServer().address() as { port: number }).port}`;
+  });
+  after(() => closeApp(app));
+
+  it("fails loudly (500, one warning without the key) instead of a 202 that revokes nothing", async () => {
+    const { key } = await service.create({ tenantId: "t1", name: "k", scopes: READ_ORDERS });
+    const warnings: string[] = [];
+    const warn = console.warn;
+    console.warn = (...args: unknown[]) => void warnings.push(args.join(" "));
+    const statuses: number[] = [];
+    try {
+      for (
+        const body of [
+          key,
+          new ReadableStream<Uint8Array>({ // chunked: no content-length
+            start(controller) {
+              controller.enqueue(new TextEncoder().encode(key));
+              controller.close();
+            },
+          }),
+        ]
+      ) {
+        const response = await fetch(`${base}/report`, {
+          method: "POST",
+          headers: { "content-type": "text/plain" },
+          body,
+        });
+        statuses.push(response.status);
+        await response.body?.cancel();
+      }
+    } finally {
+      console.warn = warn;
+    }
+    assert.deepEqual(statuses, [500, 500]);
+    assert.equal(warnings.length, 1);
+    assert.match(warnings[0], /useBodyParser\("text"\)/);
+    assert.ok(!warnings[0].includes(key));
+    assert.deepEqual(report.stats().received, 0);
+    await service.verify(key); // nothing was queued under a stand-in
+  });
+
+  it("still answers 202 to a request with no body", async () => {
+    const response = await fetch(`${base}/report`, { method: "POST" });
+    assert.equal(response.status, 202);
+    await response.body?.cancel();
+  });
+});
 
 describe("leakReportFromRequest", () => {
   it("refuses a body parsed into an object without its raw bytes", () => {
@@ -140,6 +229,14 @@ describe("leakReportFromRequest", () => {
       () => leakReportFromRequest({ headers: {}, body: { key: "x" } }),
       /rawBody: true/,
     );
+  });
+
+  it("refuses a request that sent a body it cannot read; an empty one is an empty body", () => {
+    for (const headers of [{ "content-length": "48" }, { "transfer-encoding": "chunked" }]) {
+      assert.throws(() => leakReportFromRequest({ headers }), /useBodyParser\("text"\)/);
+    }
+    const empty = leakReportFromRequest({ headers: { "content-length": "0" } });
+    assert.deepEqual(empty.body, new Uint8Array(0));
   });
 
   it("reads headers case-insensitively and joins repeated ones", () => {
