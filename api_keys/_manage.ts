@@ -366,25 +366,29 @@ export class ManageFlow {
     const audit = s.audit?.entry(record.tenantId, "key.revoked", context, "app", record, {
       revokedAt: change(null, now),
     });
-    const revoked =
+    // After the write; also when it lands past the storage deadline (this call then rejected).
+    const wrote = (revoked: boolean): void => {
+      // Again: a verify that read the record during the write may have cached it.
+      s.cache?.invalidate(record.prefix);
+      // A concurrent revoke won (only known with markRevokedIfActive): it changed and emitted.
+      if (!revoked) return;
+      s.audit?.appended(record.tenantId);
+      s.fleet?.wrote("revoked", record.prefix);
+      onRevoked?.();
+      s.emitEvent?.({
+        type: "api_key.revoked",
+        at: now,
+        keyId: record.id,
+        tenantId: record.tenantId,
+        prefix: record.prefix,
+        environment: record.environment,
+      });
+    };
+    wrote(
       await (tenantId === undefined
-        ? s.storage.revoke(id, now, audit)
-        : s.storage.revokeForTenant(tenantId, id, now, audit));
-    // Again after the write: a verify that read the record during it may have cached it.
-    s.cache?.invalidate(record.prefix);
-    // A concurrent revoke won (only known with markRevokedIfActive): it changed and emitted.
-    if (!revoked) return;
-    s.audit?.appended(record.tenantId);
-    s.fleet?.wrote("revoked", record.prefix);
-    onRevoked?.();
-    s.emitEvent?.({
-      type: "api_key.revoked",
-      at: now,
-      keyId: record.id,
-      tenantId: record.tenantId,
-      prefix: record.prefix,
-      environment: record.environment,
-    });
+        ? s.storage.revoke(id, now, audit, wrote)
+        : s.storage.revokeForTenant(tenantId, id, now, audit, wrote)),
+    );
   }
 
   /** See `ApiKeysService.list`. */

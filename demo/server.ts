@@ -17,7 +17,7 @@ import { demoHttpAdapter } from "./client_ip.ts";
 import { setupOpenApi } from "./openapi.ts";
 import { loadPageAssets, type PageAssets } from "./page_assets.ts";
 import { pageAdminKey, type PageSession } from "./page_session.ts";
-import { acceptPartnerBatches } from "./partner_body.ts";
+import { acceptLeakReportBodies } from "./partner_body.ts";
 import type { DemoPeppers } from "./peppers.ts";
 import { demoSafeResponseOptions } from "./safe_response_options.ts";
 import { type DemoKeys, seedDemoKeys } from "./seed.ts";
@@ -146,7 +146,7 @@ export async function startDemoServer(options: DemoServerOptions): Promise<DemoS
       rawBody: true, // the leaked-key routes read the exact bytes
     });
     setupOpenApi(app, safeResponse);
-    acceptPartnerBatches(app, options.adapter);
+    acceptLeakReportBodies(app, options.adapter);
     // Seeded before init: the first expiry-notice run, at bootstrap, sees the seeded keys.
     const keys = options.seed === false ? undefined : await seedDemoKeys(app.get(ApiKeysService));
     pageSession.adminKey = pageAdminKey(options.host, keys);

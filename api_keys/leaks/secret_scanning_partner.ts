@@ -42,7 +42,8 @@ export interface SecretScanningPartnerOptions extends LeakedKeyHandlerOptions {
   /**
    * Answer GitHub's feedback (default false): one `{ token_hash, token_type,
    * label }` per distinct token, `token_hash` the hex SHA-256 of the token
-   * (never the raw token), `label` `true_positive` when its secret matched a
+   * (never the raw token), `token_type` GitHub's `type` (at most 256
+   * characters, null when not a string), `label` `true_positive` when its secret matched a
    * key (revoked now or before, or expired), else `false_positive`.
    */
   feedback?: boolean;
@@ -62,7 +63,8 @@ export interface SecretScanningPartnerOptions extends LeakedKeyHandlerOptions {
 /** One reported match, checked. */
 interface Match {
   token: string;
-  type: string;
+  /** GitHub's `type`, cut to `MAX_TYPE_LENGTH`; null when not a string. */
+  type: string | null;
   url: string | null;
   source: string;
 }
@@ -77,12 +79,16 @@ const SIGNATURE_HEADER = "github-public-key-signature";
 const MAX_KEY_IDENTIFIER_LENGTH = 256;
 const utf8 = new TextDecoder("utf-8", { fatal: true });
 
-const isOptionalString = (value: unknown, max: number) =>
-  value === undefined || value === null || (typeof value === "string" && value.length <= max);
+/** `value` when a non-empty string of at most `max` characters, else null. */
+const boundedString = (value: unknown, max: number): string | null =>
+  typeof value === "string" && value !== "" && value.length <= max ? value : null;
 
 /**
  * The distinct matches of a body (the first of each token kept), `too_many`
- * past `maxTokens`, or null when it is not GitHub's payload.
+ * past `maxTokens`, or null when it is not GitHub's payload (an array of
+ * objects with a string `token`). One entry's `url`, `source` or `type` never
+ * fails the batch: an over-long or non-string `url` reads as null, `source`
+ * as "unknown"; `type` is cut to its bound, null when not a string.
  */
 function parseMatches(body: Uint8Array, maxTokens: number): Match[] | "too_many" | null {
   let value: unknown;
@@ -97,18 +103,13 @@ function parseMatches(body: Uint8Array, maxTokens: number): Match[] | "too_many"
   for (const entry of value) {
     if (typeof entry !== "object" || entry === null) return null;
     const { token, type, url, source } = entry as Record<string, unknown>;
-    if (
-      typeof token !== "string" || typeof type !== "string" || type.length > MAX_TYPE_LENGTH ||
-      !isOptionalString(url, MAX_URL_LENGTH) || !isOptionalString(source, MAX_SOURCE_LENGTH)
-    ) {
-      return null;
-    }
+    if (typeof token !== "string") return null;
     if (matches.has(token)) continue;
     matches.set(token, {
       token,
-      type,
-      url: typeof url === "string" && url !== "" ? url : null,
-      source: typeof source === "string" && source !== "" ? source : "unknown",
+      type: typeof type === "string" ? type.slice(0, MAX_TYPE_LENGTH) : null,
+      url: boundedString(url, MAX_URL_LENGTH),
+      source: boundedString(source, MAX_SOURCE_LENGTH) ?? "unknown",
     });
   }
   return [...matches.values()];
@@ -131,8 +132,9 @@ async function sha256Hex(text: string): Promise<string> {
  *    the raw body) must verify with the key named by
  *    `Github-Public-Key-Identifier`, else 401 (503 when the keys cannot be
  *    fetched);
- * 3. the body must be `[{ token, type, url?, source? }]` (else 400) with at
- *    most `maxTokens` entries (else 413);
+ * 3. the body must be `[{ token, type?, url?, source? }]`, each `token` a
+ *    string (else 400; an odd `type`, `url` or `source` is bounded, see
+ *    `parseMatches`), with at most `maxTokens` entries (else 413);
  * 4. each distinct token that is a key of the service (checksum checked
  *    offline) is verified; one that verifies emits `api_key.exposed` and is
  *    revoked. A storage failure or the deadline gives 503;

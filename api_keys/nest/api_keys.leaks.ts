@@ -37,8 +37,12 @@ export interface LeakReportHttpResponse {
  * Fastify request (`@Req()`). The body is `rawBody` (kept by Nest with
  * `rawBody: true` for the body types it parses: JSON, forms and, on Fastify,
  * text), else a body left as a string, else empty. Throws a `TypeError` when
- * the body was parsed into an object and no raw body was kept: the signature
- * covers the exact bytes, so the app must enable `rawBody`.
+ * the body was parsed into an object and no raw body was kept (the signature
+ * covers the exact bytes, so the app must enable `rawBody`), and when the
+ * request sent a body (a non-zero `content-length`, or a `transfer-encoding`)
+ * that no parser read, such as `text/plain` on Express without
+ * `app.useBodyParser("text")`: Nest answers 500 rather than a report that
+ * revokes nothing, and the first such request is logged with `console.warn`.
  *
  * @example
  * ```ts
@@ -79,8 +83,10 @@ export function leakReportFromRequest(request: LeakReportHttpRequest): LeakRepor
   let bytes: Uint8Array | string;
   if (rawBody instanceof Uint8Array) bytes = rawBody;
   else if (typeof body === "string") bytes = body;
-  else if (body === undefined || body === null) bytes = new Uint8Array(0);
-  else {
+  else if (body === undefined || body === null) {
+    if (sentBody(headers)) throw unreadBody();
+    bytes = new Uint8Array(0);
+  } else {
     throw new TypeError(
       "leakReportFromRequest needs the raw body: NestFactory.create(AppModule, { rawBody: true })",
     );
@@ -92,6 +98,24 @@ export function leakReportFromRequest(request: LeakReportHttpRequest): LeakRepor
       return Array.isArray(value) ? value.join(", ") : value;
     },
   };
+}
+
+/** Whether the request announced a body: a non-zero `content-length`, or a `transfer-encoding`. */
+function sentBody(headers: LeakReportHttpRequest["headers"]): boolean {
+  return headers["transfer-encoding"] !== undefined || Number(headers["content-length"]) > 0;
+}
+
+const UNREAD_BODY = "leakReportFromRequest: the request sent a body no parser read " +
+  '(on Express, app.useBodyParser("text") reads text/plain)';
+let warnedUnreadBody = false;
+
+/** The error of a body no parser read, logged once per process (it names no key material). */
+function unreadBody(): TypeError {
+  if (!warnedUnreadBody) {
+    warnedUnreadBody = true;
+    console.warn(`${UNREAD_BODY}; further ones are not logged`);
+  }
+  return new TypeError(UNREAD_BODY);
 }
 
 /**

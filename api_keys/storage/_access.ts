@@ -43,6 +43,9 @@ type Answers = typeof import("./_answers.ts");
 /** How a call's answer is read: the reader picked from the checks (loaded by then). */
 type Reader<T> = (answers: Answers) => (value: unknown) => T;
 
+/** What gets the answer of a write that completed after the deadline rejected its call. */
+export type Late<T> = (answer: T) => void;
+
 let answers: Answers | undefined;
 let loadingAnswers: Promise<Answers> | undefined;
 
@@ -295,6 +298,7 @@ export class StorageAccess {
     | Required<Pick<ApiKeyStorage, "markRevokedForTenant" | "rotateForTenant">>
     | undefined;
   readonly #touchFailed = warnOnce("touchLastUsed");
+  readonly #lateFailed = warnOnce("the steps after a storage write past its deadline");
   readonly #listPage: ApiKeyStorage["listPageByTenant"];
   readonly #findByReplacement: ApiKeyStorage["findByReplacement"];
   readonly #findManyByIds: ApiKeyStorage["findManyByIds"];
@@ -725,17 +729,25 @@ export class StorageAccess {
 
   /**
    * Writes `revokedAt`: through `markRevokedIfActive` when the storage has it,
-   * answering whether this call revoked the key; else `markRevoked`, always `true`.
+   * answering whether this call revoked the key; else `markRevoked`, always
+   * `true`. Past the deadline it rejects, and `late` gets that answer if the
+   * write still completes.
    */
-  revoke(id: string, at: Date, audit?: AuditAppend): Promise<boolean> {
+  revoke(id: string, at: Date, audit?: AuditAppend, late?: Late<boolean>): Promise<boolean> {
     const markRevokedIfActive = this.#markRevokedIfActive;
     if (markRevokedIfActive === undefined) {
-      return this.#call("markRevoked", () => this.#storage.markRevoked(id, at), () => () => true);
+      return this.#call(
+        "markRevoked",
+        () => this.#storage.markRevoked(id, at),
+        () => () => true,
+        late,
+      );
     }
     return this.#call(
       "markRevokedIfActive",
       () => markRevokedIfActive(id, at, ...this.#with(audit)),
       (a) => a.readBoolean,
+      late,
     );
   }
 
@@ -767,13 +779,15 @@ export class StorageAccess {
     id: string,
     at: Date,
     audit?: AuditAppend,
+    late?: Late<boolean>,
   ): Promise<boolean> {
     const forTenant = this.#forTenant;
-    if (forTenant === undefined) return this.revoke(id, at, audit);
+    if (forTenant === undefined) return this.revoke(id, at, audit, late);
     return this.#call(
       "markRevokedForTenant",
       () => forTenant.markRevokedForTenant(tenantId, id, at, ...this.#with(audit)),
       (a) => a.readBoolean,
+      late,
     );
   }
 
@@ -849,25 +863,53 @@ export class StorageAccess {
 
   /**
    * Runs `call` under the storage deadline, rejecting with `Error(<what>
-   * deadline exceeded)` past it; a synchronous throw is a rejection.
+   * deadline exceeded)` past it; a synchronous throw is a rejection. The
+   * deadline does not cancel the call: `late` gets the value of one that
+   * resolves after the deadline rejected (its throw is warned about once, a
+   * late rejection dropped).
    */
-  async withDeadline<T>(what: string, call: () => T | Promise<T>): Promise<T> {
+  async withDeadline<T>(
+    what: string,
+    call: () => T | Promise<T>,
+    late?: Late<T>,
+  ): Promise<T> {
     let timer: ReturnType<typeof setTimeout> | undefined;
+    let expired = false;
     try {
       const deadline = new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(new Error(`${what} deadline exceeded`)), this.#timeoutMs);
+        timer = setTimeout(() => {
+          expired = true;
+          reject(new Error(`${what} deadline exceeded`));
+        }, this.#timeoutMs);
       });
-      return await Promise.race([call(), deadline]);
+      const pending = call();
+      if (late !== undefined) {
+        Promise.resolve(pending).then(
+          (value) => expired && callDetached(late, [value], this.#lateFailed),
+          () => {},
+        );
+      }
+      return await Promise.race([pending, deadline]);
     } finally {
       clearTimeout(timer);
     }
   }
 
-  /** Runs `call` under the deadline and reads its answer; any failure is an `ApiKeyStorageError`. */
-  async #call<T>(operation: string, call: () => unknown, read: Reader<T>): Promise<T> {
+  /**
+   * Runs `call` under the deadline and reads its answer; any failure is an
+   * `ApiKeyStorageError`. `late` gets the answer, read, of a call that
+   * resolves after the deadline (see `withDeadline`).
+   */
+  async #call<T>(
+    operation: string,
+    call: () => unknown,
+    read: Reader<T>,
+    late?: Late<T>,
+  ): Promise<T> {
     try {
       const reader = read(answers ?? await loadAnswers()); // before the call: a failed load writes nothing
-      return reader(await this.withDeadline("storage", call));
+      const lateAnswer = late && ((value: unknown) => late(reader(value)));
+      return reader(await this.withDeadline("storage", call, lateAnswer));
     } catch (error) {
       throw toStorageError(operation, error);
     }

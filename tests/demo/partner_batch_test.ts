@@ -1,7 +1,8 @@
 /**
  * The Nest demo's partner route takes GitHub's real batches (1,000 tokens,
  * over Express's 100 KB default) on both adapters, and only that route is
- * raised: other JSON routes keep the 100 KB limit.
+ * raised: other JSON routes keep the 100 KB limit. The public route takes a
+ * key sent as text/plain.
  */
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
@@ -40,6 +41,22 @@ for (const adapter of ["express", "fastify"] as const) {
       assert.equal(response.status, 200, text.slice(0, 300));
       assert.ok(Array.isArray(JSON.parse(text)), text.slice(0, 300));
       assert.equal((await call(server, "GET", "/api/whoami", leaked)).status, 401);
+    });
+
+    it("takes a public report whose body is the key (text/plain) and revokes it", async () => {
+      const leaked = server.keys!.restricted.key;
+      assert.equal((await call(server, "GET", "/api/whoami", leaked)).status, 200);
+      const response = await fetch(server.url + LEAK_ROUTES.report, {
+        method: "POST",
+        headers: { "Content-Type": "text/plain" },
+        body: leaked,
+      });
+      assert.equal(response.status, 202, await response.text());
+      for (let i = 0; i < 50; i++) {
+        if ((await call(server, "GET", "/api/whoami", leaked)).status === 401) return;
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      assert.fail("the reported key still works");
     });
 
     it("keeps the 100 KB limit elsewhere", { skip: adapter === "fastify" }, async () => {
