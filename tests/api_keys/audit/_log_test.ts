@@ -46,6 +46,7 @@ function auditedService(
     storage?: ApiKeyStorage;
     legacyKeyLayouts?: ApiKeysServiceOptions["legacyKeyLayouts"];
     store?: RateLimitStore;
+    storageTimeoutMs?: number;
   } = {},
 ) {
   const info = console.info;
@@ -61,6 +62,7 @@ function auditedService(
         logger: () => {},
       }),
       legacyKeyLayouts: options.legacyKeyLayouts,
+      storageTimeoutMs: options.storageTimeoutMs,
     });
     return { ...made, lines };
   } finally {
@@ -463,6 +465,42 @@ describe("api_keys/audit/_log.ts", () => {
     const records = await recordsOf(service, "leak-report", 2);
     assert.deepEqual(records.map((r) => r.action).sort(), ["key.exposed", "key.revoked"]);
     assert.ok(records.every((r) => r.keyId === id && r.prefix === prefix));
+  });
+
+  it("records a leak report's revocation and exposure when the write lands past the deadline", async () => {
+    const inner = new InMemoryApiKeyStorage();
+    let release!: () => void;
+    const open = new Promise<void>((resolve) => release = resolve);
+    const storage = new Proxy(inner, {
+      get(target, name) {
+        const value = Reflect.get(target, name);
+        if (typeof value !== "function") return value;
+        if (name !== "markRevokedIfActive") return value.bind(target);
+        return async (...args: unknown[]) => {
+          await open;
+          return value.apply(target, args);
+        };
+      },
+    });
+    const { service } = auditedService({ storage, storageTimeoutMs: 30 });
+    const { id } = await service.create({ tenantId: "t", name: "n", scopes: SCOPES });
+    const hooks = serviceHooks(service)!;
+    const { prefix } = (await service.list("t"))[0];
+    await assert.rejects(hooks.revokeReported(id, () =>
+      hooks.emitEvent!({
+        type: "api_key.exposed",
+        at: new Date(),
+        keyId: id,
+        tenantId: "t",
+        prefix,
+        environment: "live",
+        source: "github",
+        url: null,
+      })));
+    assert.deepEqual((await service.auditLog("t", { actor: "leak-report" })).records, []);
+    release();
+    const records = await recordsOf(service, "leak-report", 2);
+    assert.deepEqual(records.map((r) => r.action).sort(), ["key.exposed", "key.revoked"]);
   });
 
   it("records each imported key (not a skipped one) by the import's actor", async () => {
