@@ -1,7 +1,7 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { ApiKeyValidationError } from "../../api_keys/errors.ts";
-import { compileTtlPolicy } from "../../api_keys/_ttl_policy.ts";
+import { allowsLifetime, compileTtlPolicy } from "../../api_keys/_ttl_policy.ts";
 
 const NOW = new Date(Date.UTC(2030, 0, 1));
 const at = (ms: number) => new Date(NOW.getTime() + ms);
@@ -56,6 +56,39 @@ describe("compileTtlPolicy", () => {
     const resolve = compileTtlPolicy({ maxExpiresInMs: 1000 });
     assert.equal(resolve(undefined, NOW, at(500))?.getTime(), at(500).getTime());
     assert.equal(resolve(undefined, NOW, at(365 * 86_400_000))?.getTime(), at(1000).getTime());
+  });
+
+  it("a rotation of a key without expiry, under a policy refusing none with no default: now + maxExpiresInMs; create stays refused", () => {
+    const resolve = compileTtlPolicy({ maxExpiresInMs: 1000 });
+    assert.equal(resolve(undefined, NOW, null)?.getTime(), at(1000).getTime());
+    assert.match(
+      refusal(() => resolve(undefined, NOW)),
+      /^api_key_invalid_input expiresAt: .*not allowed by the TTL policy/,
+    );
+    assert.match(
+      refusal(() => resolve(null, NOW, null)),
+      /^api_key_invalid_input expiresAt: .*not allowed by the TTL policy/,
+    );
+    // The policy's default, when it has one; none while the policy allows none.
+    assert.equal(
+      compileTtlPolicy({ defaultExpiresInMs: 500, maxExpiresInMs: 1000 })(undefined, NOW, null)
+        ?.getTime(),
+      at(500).getTime(),
+    );
+    assert.equal(
+      compileTtlPolicy({ maxExpiresInMs: 1000, allowNeverExpires: true })(undefined, NOW, null),
+      null,
+    );
+  });
+
+  it("allowsLifetime: a lifetime within maxExpiresInMs; none only when the policy allows it", () => {
+    assert.equal(allowsLifetime({}, null), true);
+    assert.equal(allowsLifetime({}, 1e12), true);
+    assert.equal(allowsLifetime({ maxExpiresInMs: 1000 }, null), false);
+    assert.equal(allowsLifetime({ maxExpiresInMs: 1000 }, 1000), true);
+    assert.equal(allowsLifetime({ maxExpiresInMs: 1000 }, 1001), false);
+    assert.equal(allowsLifetime({ defaultExpiresInMs: 1000 }, null), false);
+    assert.equal(allowsLifetime({ maxExpiresInMs: 1000, allowNeverExpires: true }, null), true);
   });
 
   it("returns a new Date, never the caller's", () => {

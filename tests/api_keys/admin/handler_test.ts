@@ -818,6 +818,139 @@ describe("createApiKeysAdminHandler", () => {
     }
   });
 
+  it("rotate of a key without expiry under ttlPolicy { maxExpiresInMs } alone (no default, none allowed): 201, the new key expires at now + maxExpiresInMs", async () => {
+    const DAY = 24 * HOUR;
+    const storage = new InMemoryApiKeyStorage();
+    // Keys made before the policy: none expires.
+    const before = makeService({ storage }).service;
+    const made = (name: string) =>
+      before.create({
+        tenantId: "acme",
+        name,
+        scopes: [{ resource: "keys", level: "write" }, { resource: "projects", level: "write" }],
+      });
+    const admin = await made("admin");
+    const legacy = await made("legacy");
+    const { service, clocks } = makeService({ storage, ttlPolicy: { maxExpiresInMs: 365 * DAY } });
+    const handle = createApiKeysAdminHandler<null>({
+      service,
+      scopes: ["projects:read", "projects:write"],
+      tenantOf: () => "acme",
+      callerKeyIdOf: () => admin.id,
+      canManage: () => true,
+    });
+    const answer = (await handle({
+      method: "POST",
+      path: `/keys/${legacy.id}/rotate`,
+      query: () => null,
+      headers: (name) => CSRF[name.toLowerCase() as keyof typeof CSRF] ?? null,
+      body: JSON.stringify({ grace: "24h" }),
+    }, null))!;
+    assert.equal(answer.status, 201, answer.body);
+    const rotated = JSON.parse(answer.body);
+    assert.equal(rotated.record.expiresAt, new Date(clocks.now + 365 * DAY).toISOString());
+    assert.equal(rotated.graceExpiresAt, new Date(clocks.now + DAY).toISOString());
+    // service.rotate alike, without an expiresAt.
+    const again = await service.rotate(admin.id, { gracePeriodMs: 0 });
+    const successor = (await service.list("acme")).find((key) => key.id === again.id);
+    assert.equal(successor?.expiresAt?.getTime(), clocks.now + 365 * DAY);
+  });
+
+  it("expiry presets follow the TTL policy: refused ones are not offered, the default is the policy's", async () => {
+    const DAY = 24 * HOUR;
+    for (
+      const [ttlPolicy, presets, defaultExpiry] of [
+        [undefined, ["7d", "30d", "90d", "1y", "never"], "never"],
+        [
+          { defaultExpiresInMs: 90 * DAY, maxExpiresInMs: 365 * DAY },
+          ["7d", "30d", "90d", "1y"],
+          "90d",
+        ],
+        [{ defaultExpiresInMs: 90 * DAY, maxExpiresInMs: 100 * DAY }, ["7d", "30d", "90d"], "90d"],
+        [{ maxExpiresInMs: 365 * DAY }, ["7d", "30d", "90d", "1y"], "7d"],
+        [{ defaultExpiresInMs: 30 * DAY, allowNeverExpires: true }, [
+          "7d",
+          "30d",
+          "90d",
+          "1y",
+          "never",
+        ], "30d"],
+        [{ defaultExpiresInMs: 10 * DAY }, ["7d", "30d", "90d", "1y"], "7d"],
+      ] as const
+    ) {
+      const { service, clocks } = makeService({ ttlPolicy });
+      const handle = createApiKeysAdminHandler<null>({
+        service,
+        scopes: ["projects:read"],
+        tenantOf: () => "acme",
+        canManage: () => true,
+        policy: () => null,
+      });
+      const call = async (method: string, path: string, body?: unknown) =>
+        JSON.parse(
+          (await handle({
+            method,
+            path,
+            query: () => null,
+            headers: (name) => CSRF[name.toLowerCase() as keyof typeof CSRF] ?? null,
+            body: body === undefined ? null : JSON.stringify(body),
+          }, null))!.body,
+        );
+      const label = JSON.stringify(ttlPolicy);
+      const config = await call("GET", "/config");
+      assert.deepEqual(
+        [config.expiryPresets, config.defaultExpiry],
+        [presets, defaultExpiry],
+        label,
+      );
+      // The dialog's default works.
+      const created = await call("POST", "/keys", { name: "n", scopes: ["projects:read"] });
+      const lifetime =
+        { "7d": 7 * DAY, "30d": 30 * DAY, "90d": 90 * DAY, never: null }[defaultExpiry];
+      assert.equal(
+        created.record?.expiresAt,
+        lifetime === null ? null : new Date(clocks.now + lifetime).toISOString(),
+        label,
+      );
+    }
+  });
+
+  it("expiry presets the TTL policy refuses, listed or named as the default: a TypeError naming them at construction", () => {
+    const DAY = 24 * HOUR;
+    const { service } = makeService({
+      ttlPolicy: { defaultExpiresInMs: 30 * DAY, maxExpiresInMs: 90 * DAY },
+    });
+    const base = {
+      service,
+      scopes: ["projects:read"],
+      tenantOf: () => "t",
+      canManage: () => true,
+      policy: () => null,
+    };
+    for (
+      const [options, named] of [
+        [{ expiryPresets: ["30d", "1y"] }, /1y/],
+        [{ expiryPresets: ["never", "30d"] }, /never/],
+        [{ defaultExpiry: "never" }, /never/],
+        [{ defaultExpiry: "1y" }, /1y/],
+      ] as const
+    ) {
+      assert.throws(
+        () => createApiKeysAdminHandler({ ...base, ...options } as ApiKeysAdminOptions<unknown>),
+        (error: unknown) =>
+          error instanceof TypeError && named.test(error.message) &&
+          /ttlPolicy/.test(error.message),
+        JSON.stringify(options),
+      );
+    }
+    // No preset fits a policy whose maximum is under 7 days.
+    const { service: short } = makeService({ ttlPolicy: { maxExpiresInMs: DAY } });
+    assert.throws(
+      () => createApiKeysAdminHandler({ ...base, service: short } as ApiKeysAdminOptions<unknown>),
+      /ttlPolicy/,
+    );
+  });
+
   it("rotate and rename read their body before the key: a bad or too large body answers 400 or 413 for an unknown or another tenant's id too, as for the caller's", async () => {
     const { call, reader, foreign } = await setup({ maxBodyBytes: 1024 });
     for (const id of [reader.id, foreign.id, "unknown"]) {
