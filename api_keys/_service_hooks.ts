@@ -40,8 +40,10 @@ export interface ServiceHooks {
   revokeReported: (keyId: string, onRevoked: () => void) => Promise<void>;
   /** The service's wall clock. */
   clock: () => Date;
-  /** Whether the service's TTL policy allows a key without expiry. */
-  allowsNeverExpires: boolean;
+  /** Whether the service's TTL policy allows a key living that long (`null`: without expiry). */
+  allowsLifetime: (lifetimeMs: number | null) => boolean;
+  /** The TTL policy's `defaultExpiresInMs`; `null` without one. */
+  defaultLifetimeMs: number | null;
   /**
    * The storage's `renameForTenant` under its deadline, when it has the
    * capability; with the audit log, recorded as done by `context`'s actor.

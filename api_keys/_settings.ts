@@ -32,7 +32,7 @@ import type { ApiKeyTaps } from "../telemetry/_taps.ts";
 import { createDispatcher, type Dispatch, warnOnce } from "./_sinks.ts";
 import { callDetached } from "../telemetry/_detached.ts";
 import { StorageAccess } from "./storage/_access.ts";
-import { allowsNeverExpires, compileTtlPolicy, type ExpiryResolver } from "./_ttl_policy.ts";
+import { allowsLifetime, compileTtlPolicy, type ExpiryResolver } from "./_ttl_policy.ts";
 import type { ApiKeysServiceOptions, ApiKeyVerificationCacheOptions } from "./service_options.ts";
 import type { ApiKeyTtlPolicy } from "./types.ts";
 import { buildLimits, type RequestLimits } from "./metering/_limits.ts";
@@ -153,8 +153,10 @@ export interface Settings {
   readonly emitUsageEvents: boolean;
   /** The compiled TTL policy. */
   readonly resolveExpiry: ExpiryResolver;
-  /** Whether the TTL policy allows a key without expiry. */
-  readonly allowsNeverExpires: boolean;
+  /** Whether the TTL policy allows a key living that long (`null`: without expiry). */
+  readonly allowsLifetime: (lifetimeMs: number | null) => boolean;
+  /** The TTL policy's `defaultExpiresInMs`; `null` without one. */
+  readonly defaultLifetimeMs: number | null;
   /** Wall clock. */
   readonly clock: () => Date;
   /** Monotonic clock in ms. */
@@ -218,8 +220,9 @@ function validateDuration(label: string, value: unknown, positive: boolean, max 
   if (problem !== undefined) throw new TypeError(`${label} ${problem}`);
 }
 
-function validateTtlPolicy(policy: unknown): ApiKeyTtlPolicy | undefined {
-  if (policy === undefined) return undefined;
+/** The TTL policy as read once (`{}` without one). */
+function validateTtlPolicy(policy: unknown): Readonly<ApiKeyTtlPolicy> {
+  if (policy === undefined) return Object.freeze({});
   const label = `${PREFIX}ttlPolicy`;
   if (typeof policy !== "object" || policy === null) {
     throw new TypeError(`${label} must be an object`);
@@ -236,7 +239,7 @@ function validateTtlPolicy(policy: unknown): ApiKeyTtlPolicy | undefined {
   if (allowNeverExpires !== undefined && typeof allowNeverExpires !== "boolean") {
     throw new TypeError(`${label}.allowNeverExpires must be a boolean`);
   }
-  return policy as ApiKeyTtlPolicy;
+  return Object.freeze({ defaultExpiresInMs, maxExpiresInMs, allowNeverExpires });
 }
 
 /**
@@ -424,7 +427,8 @@ export function compileSettings(options: unknown): Settings {
     debounceMs: f.debounceMs ?? DEFAULT_DEBOUNCE_MS,
     emitUsageEvents: f.emitUsageEvents ?? false,
     resolveExpiry: compileTtlPolicy(ttlPolicy),
-    allowsNeverExpires: allowsNeverExpires(ttlPolicy),
+    allowsLifetime: (lifetimeMs: number | null) => allowsLifetime(ttlPolicy, lifetimeMs),
+    defaultLifetimeMs: ttlPolicy.defaultExpiresInMs ?? null,
     clock,
     monotonic,
     wallAt: f.clock === undefined && f.monotonicClock === undefined &&

@@ -151,7 +151,8 @@ export class ApiKeysService {
       revokeReported: (keyId, onRevoked) =>
         this.#manage.use((flow) => flow.revoke(keyId, onRevoked, { actor: "leak-report" })),
       clock: settings.clock,
-      allowsNeverExpires: settings.allowsNeverExpires,
+      allowsLifetime: settings.allowsLifetime,
+      defaultLifetimeMs: settings.defaultLifetimeMs,
       renameForTenant: auditedRename(settings),
       conditionalRename: settings.storage.renameForTenant !== undefined &&
         settings.storage.replaceNameForTenant !== undefined,
@@ -292,7 +293,7 @@ export class ApiKeysService {
   /**
    * Issues a new key inheriting tenant, environment, scopes, allowlist and
    * name (unless overridden); the old key works until `graceExpiresAt` (the
-   * earlier of now + `gracePeriodMs` and its own expiry). Emits
+   * earliest of now + `gracePeriodMs`, its own expiry and the new key's). Emits
    * `api_key.rotated`. Unknown id: `api_key_record_not_found`; revoked,
    * expired or rotated: `api_key_not_rotatable`. With `graceStarts:
    * "first-use"` (see `RotateApiKeyInput`) the new key's first verify lowers

@@ -385,7 +385,7 @@ export interface RotateApiKeyInput {
    * When the grace period starts (default `"rotation"`). With `"first-use"`,
    * the old key works until the new key's first successful verify plus
    * `gracePeriodMs`, and at the latest until rotation + `maxWaitMs` +
-   * `gracePeriodMs` (never past its own expiry).
+   * `gracePeriodMs` (never past its own expiry nor the new key's).
    */
   graceStarts?: ApiKeyGraceStart;
   /**

@@ -200,6 +200,32 @@ function subset<T extends string>(
   return Object.freeze([...value]);
 }
 
+/**
+ * The expiry presets the TTL policy allows (`allowsLifetime`): `listed`
+ * (each allowed, else a `TypeError` naming it), else all the allowed ones
+ * (at least one).
+ */
+function expiryPresetsOf(
+  listed: readonly ExpiryPreset[] | undefined,
+  allowsLifetime: (lifetimeMs: number | null) => boolean,
+): readonly ExpiryPreset[] {
+  const all = Object.keys(EXPIRY_MS) as ExpiryPreset[];
+  const presets = subset(listed, all, "options.expiryPresets");
+  const refused = presets.filter((preset) => !allowsLifetime(EXPIRY_MS[preset]));
+  if (listed !== undefined && refused.length > 0) {
+    throw new TypeError(
+      `options.expiryPresets: ${refused.join(", ")} refused by the service's ttlPolicy`,
+    );
+  }
+  const allowed = presets.filter((preset) => !refused.includes(preset));
+  if (allowed.length === 0) {
+    throw new TypeError(
+      `options.expiryPresets: the service's ttlPolicy refuses every preset (${all.join(", ")})`,
+    );
+  }
+  return Object.freeze(allowed);
+}
+
 /** `value` when it is one of `presets`; omitted: `preferred` when offered, else the first. */
 function presetDefault<T extends string>(
   value: T | undefined,
@@ -386,21 +412,28 @@ export function createApiKeysAdminHandler<R>(
     Object.keys(GRACE_MS) as GracePreset[],
     "options.gracePresets",
   );
-  const expiryPresets = subset(
-    options.expiryPresets,
-    Object.keys(EXPIRY_MS) as ExpiryPreset[],
-    "options.expiryPresets",
-  );
+  const { allowsLifetime, defaultLifetimeMs } = hooks;
+  const expiryPresets = expiryPresetsOf(options.expiryPresets, allowsLifetime);
   const defaultGrace = presetDefault(
     options.defaultGrace,
     gracePresets,
     "24h",
     "options.defaultGrace",
   );
+  if (
+    options.defaultExpiry !== undefined && Object.hasOwn(EXPIRY_MS, options.defaultExpiry) &&
+    !allowsLifetime(EXPIRY_MS[options.defaultExpiry])
+  ) {
+    throw new TypeError(
+      `options.defaultExpiry: ${options.defaultExpiry} refused by the service's ttlPolicy`,
+    );
+  }
+  // The policy's default when it is a preset (none: no expiry), else the first.
   const defaultExpiry = presetDefault(
     options.defaultExpiry,
     expiryPresets,
-    "never",
+    expiryPresets.find((preset) => EXPIRY_MS[preset] === defaultLifetimeMs) ??
+      expiryPresets[0],
     "options.defaultExpiry",
   );
   const csrf = csrfOf(options.csrf);
@@ -414,7 +447,6 @@ export function createApiKeysAdminHandler<R>(
   const {
     clock,
     layouts,
-    allowsNeverExpires,
     renameForTenant: rename,
     conditionalRename,
     recordsUsage,
@@ -846,8 +878,8 @@ export function createApiKeysAdminHandler<R>(
       name,
       // The old key's expiry as the service keeps it: a date at most now + ttlPolicy.maxExpiresInMs
       // (a key made before the policy was tightened), none while the policy allows none (else the
-      // policy's default).
-      expiresAt: key.expiresAt === null && allowsNeverExpires ? null : undefined,
+      // policy's default, else now + maxExpiresInMs).
+      expiresAt: key.expiresAt === null && allowsLifetime(null) ? null : undefined,
       allowedIpCidrs: key.allowedIpCidrs,
     }, { actor: createdBy });
     const { result: rotated } = made;

@@ -226,9 +226,12 @@ export interface ApiKeysAdminOptions<R> {
   environments?: readonly Environment[];
   /** Rotation grace choices (default all: `none`, `1h`, `24h`, `7d`). */
   gracePresets?: readonly GracePreset[];
-  /** Expiry choices of `create` (default all: `7d`, `30d`, `90d`, `1y`, `never`). */
+  /**
+   * Expiry choices of `create` (default: those of `7d`, `30d`, `90d`, `1y`, `never` the service's
+   * TTL policy allows); one the policy refuses is a `TypeError`.
+   */
   expiryPresets?: readonly ExpiryPreset[];
-  /** The expiry `create` uses when the body names none; one of `expiryPresets` (default `never` when offered, else the first). */
+  /** The expiry `create` uses when the body names none; one of `expiryPresets` (default the TTL policy's default, `never` without one, when offered, else the first). */
   defaultExpiry?: ExpiryPreset;
   /** The grace `rotate` uses when the body names none; one of `gracePresets` (default `24h` when offered, else the first). */
   defaultGrace?: GracePreset;
@@ -499,7 +502,7 @@ export interface AdminConfig {
   defaultGrace: GracePreset;
   /** Expiry choices of `create`. */
   expiryPresets: ExpiryPreset[];
-  /** `options.defaultExpiry`, else `"never"` when offered, else the first. */
+  /** `options.defaultExpiry`, else the TTL policy's default (`"never"` without one) when offered, else the first. */
   defaultExpiry: ExpiryPreset;
   /** Optional routes served. */
   capabilities: Capabilities;

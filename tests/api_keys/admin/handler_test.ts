@@ -147,6 +147,40 @@ class ReadFailsAfterWrite extends InMemoryApiKeyStorage {
   }
 }
 
+/** Options of a handler on `service` with no policy (any caller may do anything). */
+function openOptions(service: ApiKeysAdminOptions<unknown>["service"]) {
+  return {
+    service,
+    scopes: ["projects:read"],
+    tenantOf: () => "t",
+    canManage: () => true,
+    policy: () => null,
+  };
+}
+
+/**
+ * A call of tenant acme's handler on `service`: of caller key `callerKeyId`
+ * (the default policy), else with no policy. Answers the parsed body too.
+ */
+function acmeCaller(service: ApiKeysAdminOptions<unknown>["service"], callerKeyId?: string) {
+  const handle = createApiKeysAdminHandler<null>({
+    ...openOptions(service),
+    scopes: ["projects:read", "projects:write"],
+    tenantOf: () => "acme",
+    ...(callerKeyId === undefined ? {} : { policy: undefined, callerKeyIdOf: () => callerKeyId }),
+  });
+  return async (method: string, path: string, body?: unknown) => {
+    const answer = (await handle({
+      method,
+      path,
+      query: () => null,
+      headers: (name) => CSRF[name.toLowerCase() as keyof typeof CSRF] ?? null,
+      body: body === undefined ? null : JSON.stringify(body),
+    }, null))!;
+    return { ...answer, json: JSON.parse(answer.body) };
+  };
+}
+
 /** A `keys:write` key limited to 3 requests a minute with 5 credits. */
 function createLimitedAdmin(service: Awaited<ReturnType<typeof setup>>["service"]) {
   return service.create({
@@ -832,22 +866,10 @@ describe("createApiKeysAdminHandler", () => {
     const admin = await made("admin");
     const legacy = await made("legacy");
     const { service, clocks } = makeService({ storage, ttlPolicy: { maxExpiresInMs: 365 * DAY } });
-    const handle = createApiKeysAdminHandler<null>({
-      service,
-      scopes: ["projects:read", "projects:write"],
-      tenantOf: () => "acme",
-      callerKeyIdOf: () => admin.id,
-      canManage: () => true,
-    });
-    const answer = (await handle({
-      method: "POST",
-      path: `/keys/${legacy.id}/rotate`,
-      query: () => null,
-      headers: (name) => CSRF[name.toLowerCase() as keyof typeof CSRF] ?? null,
-      body: JSON.stringify({ grace: "24h" }),
-    }, null))!;
+    const call = acmeCaller(service, admin.id);
+    const answer = await call("POST", `/keys/${legacy.id}/rotate`, { grace: "24h" });
     assert.equal(answer.status, 201, answer.body);
-    const rotated = JSON.parse(answer.body);
+    const rotated = answer.json;
     assert.equal(rotated.record.expiresAt, new Date(clocks.now + 365 * DAY).toISOString());
     assert.equal(rotated.graceExpiresAt, new Date(clocks.now + DAY).toISOString());
     // service.rotate alike, without an expiresAt.
@@ -879,32 +901,16 @@ describe("createApiKeysAdminHandler", () => {
       ] as const
     ) {
       const { service, clocks } = makeService({ ttlPolicy });
-      const handle = createApiKeysAdminHandler<null>({
-        service,
-        scopes: ["projects:read"],
-        tenantOf: () => "acme",
-        canManage: () => true,
-        policy: () => null,
-      });
-      const call = async (method: string, path: string, body?: unknown) =>
-        JSON.parse(
-          (await handle({
-            method,
-            path,
-            query: () => null,
-            headers: (name) => CSRF[name.toLowerCase() as keyof typeof CSRF] ?? null,
-            body: body === undefined ? null : JSON.stringify(body),
-          }, null))!.body,
-        );
+      const call = acmeCaller(service);
       const label = JSON.stringify(ttlPolicy);
-      const config = await call("GET", "/config");
+      const config = (await call("GET", "/config")).json;
       assert.deepEqual(
         [config.expiryPresets, config.defaultExpiry],
         [presets, defaultExpiry],
         label,
       );
       // The dialog's default works.
-      const created = await call("POST", "/keys", { name: "n", scopes: ["projects:read"] });
+      const created = (await call("POST", "/keys", { name: "n", scopes: ["projects:read"] })).json;
       const lifetime =
         { "7d": 7 * DAY, "30d": 30 * DAY, "90d": 90 * DAY, never: null }[defaultExpiry];
       assert.equal(
@@ -920,13 +926,7 @@ describe("createApiKeysAdminHandler", () => {
     const { service } = makeService({
       ttlPolicy: { defaultExpiresInMs: 30 * DAY, maxExpiresInMs: 90 * DAY },
     });
-    const base = {
-      service,
-      scopes: ["projects:read"],
-      tenantOf: () => "t",
-      canManage: () => true,
-      policy: () => null,
-    };
+    const base = openOptions(service);
     for (
       const [options, named] of [
         [{ expiryPresets: ["30d", "1y"] }, /1y/],
@@ -1566,14 +1566,7 @@ describe("createApiKeysAdminHandler", () => {
   });
 
   it("options are checked once", () => {
-    const { service } = makeService();
-    const base = {
-      service,
-      scopes: ["projects:read"],
-      tenantOf: () => "t",
-      canManage: () => true,
-      policy: () => null,
-    };
+    const base = openOptions(makeService().service);
     for (
       const bad of [
         { service: {} },
