@@ -565,27 +565,78 @@ if (databaseReady("the audit log on PostgreSQL", unavailable)) {
       await service.close();
     });
 
-    it("migration 0028 refuses a row at seq 0 or below (which verify, a checkpoint and an export would read first); applied again, it changes nothing", async () => {
+    it("migration 0028 refuses a row at seq 0 or below (which verify, a checkpoint and an export would read first); applied again, it changes nothing and waits for no append", async () => {
       const schema = `audit_seq_${crypto.randomUUID().replaceAll("-", "")}`;
       const client = new pg.Client({ connectionString: url });
+      const writer = new pg.Client({ connectionString: url });
       await client.connect();
+      await writer.connect();
       const migration = (name: string) =>
         Deno.readTextFile(
           new URL(`../../prisma/migrations/${name}/migration.sql`, import.meta.url),
+        );
+      const constraint = async () =>
+        (await client.query(
+          "SELECT oid, convalidated FROM pg_constraint " +
+            "WHERE conrelid = 'api_key_audit'::regclass AND conname = 'api_key_audit_seq_positive'",
+        )).rows;
+      const insert = (db: pg.Client, tenant: string, seq: number) =>
+        db.query(
+          "INSERT INTO api_key_audit (tenant_id, seq, at, body, prev_hash, hash) " +
+            "VALUES ($1, $2, now(), '{}', repeat('0', 64), repeat('a', 64))",
+          [tenant, seq],
         );
       try {
         await client.query(`CREATE SCHEMA ${schema}; SET search_path TO ${schema}`);
         await client.query(await migration("0017_api_key_audit"));
         await client.query(await migration("0028_audit_seq_positive"));
+        const [added] = await constraint();
+        assert.equal(added.convalidated, true);
+        // An append left open: a re-run that took a lock blocking writes would wait for it.
+        await writer.query(`SET search_path TO ${schema}; BEGIN`);
+        await insert(writer, "w", 1);
+        await client.query("SET lock_timeout = '2s'");
         await client.query(await migration("0028_audit_seq_positive"));
-        const insert = (seq: number) =>
-          client.query(
-            "INSERT INTO api_key_audit (tenant_id, seq, at, body, prev_hash, hash) " +
-              "VALUES ('t', $1, now(), '{}', repeat('0', 64), repeat('a', 64))",
-            [seq],
-          );
-        for (const seq of [0, -1]) await assert.rejects(insert(seq), { code: "23514" });
-        await insert(1);
+        await client.query("RESET lock_timeout");
+        await writer.query("ROLLBACK");
+        assert.deepEqual(await constraint(), [added], "the constraint is the one added first");
+        for (const seq of [0, -1]) {
+          await assert.rejects(insert(client, "t", seq), { code: "23514" });
+        }
+        await insert(client, "t", 1);
+      } finally {
+        await writer.end();
+        await client.query(`DROP SCHEMA ${schema} CASCADE`);
+        await client.end();
+      }
+    });
+
+    it("migration 0028 on a table holding a row at seq 0 fails; once that row is gone, applied again it validates the constraint", async () => {
+      const schema = `audit_seq_${crypto.randomUUID().replaceAll("-", "")}`;
+      const client = new pg.Client({ connectionString: url });
+      await client.connect();
+      const sql = await Deno.readTextFile(
+        new URL("../../prisma/migrations/0028_audit_seq_positive/migration.sql", import.meta.url),
+      );
+      try {
+        await client.query(`CREATE SCHEMA ${schema}; SET search_path TO ${schema}`);
+        await client.query(
+          await Deno.readTextFile(
+            new URL("../../prisma/migrations/0017_api_key_audit/migration.sql", import.meta.url),
+          ),
+        );
+        await client.query(
+          "INSERT INTO api_key_audit (tenant_id, seq, at, body, prev_hash, hash) " +
+            "VALUES ('t', 0, now(), '{}', repeat('0', 64), repeat('a', 64))",
+        );
+        await assert.rejects(client.query(sql), { code: "23514" });
+        await client.query("DELETE FROM api_key_audit WHERE seq < 1");
+        await client.query(sql);
+        const { rows } = await client.query(
+          "SELECT convalidated FROM pg_constraint " +
+            "WHERE conrelid = 'api_key_audit'::regclass AND conname = 'api_key_audit_seq_positive'",
+        );
+        assert.deepEqual(rows, [{ convalidated: true }]);
       } finally {
         await client.query(`DROP SCHEMA ${schema} CASCADE`);
         await client.end();
