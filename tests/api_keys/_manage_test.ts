@@ -25,6 +25,7 @@ import { CreditBook } from "../../api_keys/metering/_credits.ts";
 import { compileSettings } from "../../api_keys/_settings.ts";
 import { VerifyFlow } from "../../api_keys/verify/_verify.ts";
 import {
+  gatedStorage,
   makeService,
   overrideStorage,
   PEPPER_1,
@@ -657,24 +658,6 @@ describe("concurrent revokes", () => {
 });
 
 describe("a revoke that commits after the storage deadline", () => {
-  /** An in-memory storage whose `method` waits for `release()` before writing. */
-  function gated(method: "markRevokedIfActive" | "markRevokedForTenant") {
-    const inner = new InMemoryApiKeyStorage();
-    let release!: () => void;
-    const open = new Promise<void>((resolve) => release = resolve);
-    const storage = new Proxy(inner, {
-      get(target, name) {
-        const value = Reflect.get(target, name);
-        if (typeof value !== "function") return value;
-        if (name !== method) return value.bind(target);
-        return async (...args: unknown[]) => {
-          await open;
-          return value.apply(target, args);
-        };
-      },
-    });
-    return { storage, release };
-  }
   const landed = () => new Promise((resolve) => setTimeout(resolve, 20));
 
   for (
@@ -684,7 +667,7 @@ describe("a revoke that commits after the storage deadline", () => {
     ] as const
   ) {
     it(`${method}: the call fails 503, then api_key.revoked is emitted once when the write lands`, async () => {
-      const { storage, release } = gated(method);
+      const { storage, release } = gatedStorage(method);
       const { service, events } = makeService({ storage, storageTimeoutMs: 30 });
       const { id, key } = await service.create({ tenantId: "t", name: "n", scopes: READ_ORDERS });
       events.length = 0;
@@ -721,7 +704,7 @@ describe("a revoke that commits after the storage deadline", () => {
   });
 
   it("a post-write step that throws after a late write stays contained", async () => {
-    const { storage, release } = gated("markRevokedIfActive");
+    const { storage, release } = gatedStorage("markRevokedIfActive");
     const { service, events } = makeService({ storage, storageTimeoutMs: 30 });
     const { id } = await service.create({ tenantId: "t", name: "n", scopes: READ_ORDERS });
     events.length = 0;

@@ -103,6 +103,28 @@ export function overrideStorage(
   return storage as unknown as ApiKeyStorage;
 }
 
+/** An in-memory storage whose `method` waits for `release()` before writing (a write landing late). */
+export function gatedStorage(method: keyof ApiKeyStorage): {
+  storage: InMemoryApiKeyStorage;
+  release: () => void;
+} {
+  const inner = new InMemoryApiKeyStorage();
+  let release!: () => void;
+  const open = new Promise<void>((resolve) => release = resolve);
+  const storage = new Proxy(inner, {
+    get(target, name) {
+      const value = Reflect.get(target, name);
+      if (typeof value !== "function") return value;
+      if (name !== method) return value.bind(target);
+      return async (...args: unknown[]) => {
+        await open;
+        return value.apply(target, args);
+      };
+    },
+  });
+  return { storage, release };
+}
+
 /** `key` with its last character replaced by a different one (so its checksum no longer matches). */
 export function breakChecksum(key: string): string {
   return key.slice(0, -1) + (key.endsWith("0") ? "1" : "0");

@@ -32,9 +32,9 @@ import type { AuditReadAnswer } from "../../../api_keys/storage/types.ts";
 import { createRateLimiter } from "../../../rate_limits/limiter.ts";
 import { createMemoryRateLimitStore } from "../../../rate_limits/memory_store.ts";
 import type { RateLimitStore } from "../../../rate_limits/store.ts";
-import { makeService, PEPPER_1 } from "../helpers.ts";
+import { gatedStorage, makeService, PEPPER_1 } from "../helpers.ts";
 import { nestarcHash, nestarcKey } from "../verify/nestarc.ts";
-import { serviceHooks } from "../../../api_keys/_service_hooks.ts";
+import { type ServiceHooks, serviceHooks } from "../../../api_keys/_service_hooks.ts";
 
 const CHECKPOINT_KEY = "an-audit-key-of-at-least-thirty-two-bytes";
 const SCOPES = [{ resource: "orders", level: "read" as const }];
@@ -74,6 +74,20 @@ async function collect(lines: AsyncIterable<string>): Promise<string[]> {
   const out: string[] = [];
   for await (const line of lines) out.push(line);
   return out;
+}
+
+/** Emits the `api_key.exposed` event a leak report of key `id` (tenant "t") sends. */
+function exposed(hooks: ServiceHooks, id: string, prefix: string): void {
+  hooks.emitEvent!({
+    type: "api_key.exposed",
+    at: new Date(),
+    keyId: id,
+    tenantId: "t",
+    prefix,
+    environment: "live",
+    source: "github",
+    url: null,
+  });
 }
 
 /**
@@ -451,52 +465,19 @@ describe("api_keys/audit/_log.ts", () => {
     const { id } = await service.create({ tenantId: "t", name: "n", scopes: SCOPES });
     const hooks = serviceHooks(service)!;
     const { prefix } = (await service.list("t"))[0];
-    await hooks.revokeReported(id, () =>
-      hooks.emitEvent!({
-        type: "api_key.exposed",
-        at: new Date(),
-        keyId: id,
-        tenantId: "t",
-        prefix,
-        environment: "live",
-        source: "github",
-        url: null,
-      }));
+    await hooks.revokeReported(id, () => exposed(hooks, id, prefix));
     const records = await recordsOf(service, "leak-report", 2);
     assert.deepEqual(records.map((r) => r.action).sort(), ["key.exposed", "key.revoked"]);
     assert.ok(records.every((r) => r.keyId === id && r.prefix === prefix));
   });
 
   it("records a leak report's revocation and exposure when the write lands past the deadline", async () => {
-    const inner = new InMemoryApiKeyStorage();
-    let release!: () => void;
-    const open = new Promise<void>((resolve) => release = resolve);
-    const storage = new Proxy(inner, {
-      get(target, name) {
-        const value = Reflect.get(target, name);
-        if (typeof value !== "function") return value;
-        if (name !== "markRevokedIfActive") return value.bind(target);
-        return async (...args: unknown[]) => {
-          await open;
-          return value.apply(target, args);
-        };
-      },
-    });
+    const { storage, release } = gatedStorage("markRevokedIfActive");
     const { service } = auditedService({ storage, storageTimeoutMs: 30 });
     const { id } = await service.create({ tenantId: "t", name: "n", scopes: SCOPES });
     const hooks = serviceHooks(service)!;
     const { prefix } = (await service.list("t"))[0];
-    await assert.rejects(hooks.revokeReported(id, () =>
-      hooks.emitEvent!({
-        type: "api_key.exposed",
-        at: new Date(),
-        keyId: id,
-        tenantId: "t",
-        prefix,
-        environment: "live",
-        source: "github",
-        url: null,
-      })));
+    await assert.rejects(hooks.revokeReported(id, () => exposed(hooks, id, prefix)));
     assert.deepEqual((await service.auditLog("t", { actor: "leak-report" })).records, []);
     release();
     const records = await recordsOf(service, "leak-report", 2);
