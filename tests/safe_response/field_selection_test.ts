@@ -107,7 +107,38 @@ describe("selectFields", () => {
   it("reads own properties only", () => {
     const data = Object.create({ inherited: "secret" });
     data.own = 1;
-    assert.deepEqual(select(data, "own,inherited,toString"), { own: 1 });
+    assert.deepEqual(JSON.parse(JSON.stringify(select(data, "own,inherited,toString"))), {
+      own: 1,
+    });
+  });
+
+  it("copies enumerable properties only: what JSON.stringify would hide (an Error's stack, a field defined non-enumerable) stays hidden", () => {
+    const user = { id: 1 };
+    Object.defineProperty(user, "passwordHash", { value: "$argon2id$secret", enumerable: false });
+    const data = { user, lastError: new Error("db down") };
+    const sent = JSON.stringify(
+      select(data, "user.id,user.passwordHash,lastError.stack,lastError.message"),
+    );
+    assert.equal(sent, JSON.stringify({ user: { id: 1 }, lastError: {} }));
+  });
+
+  it("keeps the class of a selected instance (a serializer after it, such as class-transformer's, still sees it) and defines each field on the copy (no setter of the class runs)", () => {
+    let setterRan = false;
+    class User {
+      id = "u1";
+      secret = "s";
+      set name(_value: string) {
+        setterRan = true;
+      }
+    }
+    const user = new User();
+    Object.defineProperty(user, "name", { value: "Ada", enumerable: true });
+    const picked = select(user, "id,name") as User;
+    assert.ok(picked instanceof User);
+    assert.deepEqual(Object.keys(picked), ["id", "name"]);
+    assert.equal((picked as unknown as { name: string }).name, "Ada");
+    assert.equal(setterRan, false);
+    assert.equal(Object.hasOwn(picked, "secret"), false);
   });
 
   it("never mutates the input nor pollutes prototypes (property)", () => {

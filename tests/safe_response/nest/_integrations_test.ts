@@ -2,12 +2,14 @@
  * The optional integrations found in the application's container:
  * nestjs-cls's `ClsService` (option `context`) and nestjs-i18n's
  * `I18nService` (option `i18n: true`), on Express and Fastify, and the
- * warning when one is missing.
+ * warning when one is missing; class-transformer's `ClassSerializerInterceptor`
+ * around field selection.
  */
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { fileURLToPath } from "node:url";
 import {
+  ClassSerializerInterceptor,
   Controller,
   ForbiddenException,
   Get,
@@ -15,7 +17,8 @@ import {
   NotFoundException,
   UseGuards,
 } from "@nestjs/common";
-import type { ModulesContainer } from "@nestjs/core";
+import { APP_INTERCEPTOR, type ModulesContainer } from "@nestjs/core";
+import { Exclude } from "class-transformer";
 import { ClsModule } from "nestjs-cls";
 import { AcceptLanguageResolver, I18nModule, QueryResolver } from "nestjs-i18n";
 import { resolveSettings, type ResponderHooks } from "../../../safe_response/mod.ts";
@@ -230,6 +233,52 @@ for (const adapter of ADAPTERS) {
           messageOf((await getJson(url, "/i18n/untranslated?lang=fr")).body),
           "Plain message",
         );
+      } finally {
+        await close();
+      }
+    });
+  });
+}
+
+class Address {
+  city = "London";
+  @Exclude()
+  internalNote = "vip";
+}
+
+class User {
+  id = "u1";
+  name = "Ada";
+  @Exclude()
+  passwordHash = "$argon2id$secret";
+  address = new Address();
+}
+
+@Controller("users")
+class UsersController {
+  @Get("me")
+  me(): User {
+    return new User();
+  }
+}
+
+/** The serializer as Nest's docs register it: an `APP_INTERCEPTOR`, outside the module's interceptor. */
+@Module({
+  imports: [SafeResponseModule.register({ timestamp: false, fieldSelection: true })],
+  controllers: [UsersController],
+  providers: [{ provide: APP_INTERCEPTOR, useClass: ClassSerializerInterceptor }],
+})
+class SerializedModule {}
+
+for (const adapter of ADAPTERS) {
+  describe(`field selection under ClassSerializerInterceptor (${adapter})`, () => {
+    it("a field @Exclude hides stays hidden when selected, at any depth", async () => {
+      const { url, close } = await boot(SerializedModule, adapter);
+      try {
+        const whole = await getJson(url, "/users/me");
+        assert.deepEqual(whole.body.data, { id: "u1", name: "Ada", address: { city: "London" } });
+        const picked = await getJson(url, "/users/me?fields=id,passwordHash,address.internalNote");
+        assert.deepEqual(picked.body.data, { id: "u1", address: {} });
       } finally {
         await close();
       }
