@@ -166,23 +166,36 @@ export function parseFieldSelection(
   return fields.length === 0 ? undefined : { fields, tree };
 }
 
+const isEnumerable = (source: object, key: string): boolean =>
+  Object.prototype.propertyIsEnumerable.call(source, key);
+
+/**
+ * The selected fields of `value`: only what `JSON.stringify` would send (own enumerable fields), on
+ * a copy of the same prototype, so that a serializer running after it (class-transformer's
+ * `@Exclude` under `ClassSerializerInterceptor`) still sees the class.
+ */
 function pick(value: unknown, tree: SelectionTree): unknown {
   if (Array.isArray(value)) return value.map((item) => pick(item, tree));
   if (typeof value !== "object" || value === null) return value;
   if (typeof (value as { toJSON?: unknown }).toJSON === "function") return value; // a Date, …
   const source = value as Record<string, unknown>;
-  const result: Record<string, unknown> = {};
+  const result = Object.create(Object.getPrototypeOf(source)) as Record<string, unknown>;
   for (const [key, sub] of tree) {
-    if (Object.hasOwn(source, key)) {
-      result[key] = sub === true ? source[key] : pick(source[key], sub);
-    }
+    if (!isEnumerable(source, key)) continue;
+    // Defined, not assigned: a setter of the class never runs.
+    Object.defineProperty(result, key, {
+      value: sub === true ? source[key] : pick(source[key], sub),
+      enumerable: true,
+      writable: true,
+      configurable: true,
+    });
   }
   return result;
 }
 
 /**
- * A copy of `data` with only the selected own fields, item by item in arrays; values with `toJSON`
- * (dates) are kept whole.
+ * A copy of `data` with only the selected own enumerable fields (each object copied on its own
+ * prototype), item by item in arrays; values with `toJSON` (dates) are kept whole.
  * @example
  * ```ts
  * import { parseFieldSelection, resolveFieldSelection, selectFields } from "@saferoute/api-kit/safe-response";
