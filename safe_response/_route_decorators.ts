@@ -23,6 +23,8 @@ import {
   markQueryParameters,
   markResponse,
   NEST_HTTP_CODE,
+  onRoutes,
+  ownSuccessMediaType,
   PAGINATED_EXTENSION,
   PROBLEM_TYPE_EXTENSION,
   type QueryParameter,
@@ -366,7 +368,8 @@ export interface SafeResponseOptions {
 
 /**
  * Wraps the route's result in the success envelope (also under a class-level `RawResponse()`) and
- * documents it.
+ * documents it, unless the route sets a non-JSON `Content-Type` (`@Header`) or is `@Sse`: its result
+ * is then sent, and documented, as it is.
  * @example
  * ```ts
  * import { Controller, Get } from "@nestjs/common";
@@ -387,15 +390,7 @@ export function SafeResponse(options: SafeResponseOptions = {}): MethodDecorator
       description: options.description ?? reasonPhrase(status) ?? "Success",
       content: { "application/json": { schema: structuredClone(BASIC_SUCCESS_SCHEMA) } },
     });
-    const mark = {
-      documented: status,
-      described: options.description !== undefined,
-      // Read when the document is built: an `@HttpCode` above this decorator applies after it.
-      get status(): number {
-        return Reflect.getMetadata(NEST_HTTP_CODE, handler) ?? status;
-      },
-    };
-    setExtension(handler, SUCCESS_STATUS_EXTENSION, mark, true);
+    markSuccess(handler, status, options.description !== undefined);
   };
   return (target: object, _key?: string | symbol, descriptor?: PropertyDescriptor) => {
     if (descriptor !== undefined) {
@@ -407,9 +402,29 @@ export function SafeResponse(options: SafeResponseOptions = {}): MethodDecorator
   };
 }
 
+/**
+ * Sets `handler`'s `SUCCESS_STATUS_EXTENSION` mark: its success documented at `documented`, moved
+ * when the document is built to the status and media type Nest sends (an `@HttpCode`, `@Header` or
+ * `@Sse` above the decorator applies after it).
+ */
+function markSuccess(handler: object, documented: number, described: boolean): void {
+  const mark = {
+    documented,
+    described,
+    get status(): number {
+      return Reflect.getMetadata(NEST_HTTP_CODE, handler) ?? documented;
+    },
+    get media(): string | null {
+      return ownSuccessMediaType(handler);
+    },
+  };
+  setExtension(handler, SUCCESS_STATUS_EXTENSION, mark, true);
+}
+
 /** The runtime half of a composite endpoint of `./safe-response/openapi`. */
 export function endpointDecorators(options: {
   statusCode: number;
+  description?: string;
   pagination?: PaginatedOptions & { kind: "offset" | "cursor" };
   sort?: boolean;
   filter?: boolean;
@@ -424,6 +439,9 @@ export function endpointDecorators(options: {
     setMetadata(ROUTE_KEYS.raw, false),
     setMetadata(ROUTE_KEYS.problemDetails, options.problemDetails ?? false),
     setMetadata(NEST_HTTP_CODE, httpStatusOption(options.statusCode, "SafeEndpoint")),
+    onRoutes((handler) =>
+      markSuccess(handler, options.statusCode, options.description !== undefined)
+    ),
   ];
   if (pagination !== undefined) {
     const { maxLimit, defaultLimit, links, linkHeader } = pagination;

@@ -4,6 +4,7 @@
  * @module
  */
 import type { RouteOptions } from "./responder.ts";
+import { isJsonMediaType } from "./_media_type.ts";
 import type { FieldSelectionOptions } from "./field_selection.ts";
 
 /** The runtime decorators' metadata keys. */
@@ -44,6 +45,9 @@ export const NEST_RENDER_METADATA = "__renderTemplate__";
 /** Nest's `SSE_METADATA` (`@Sse`; stable from Nest 10 to 12, in `@nestjs/common/constants`). */
 export const NEST_SSE_METADATA = "__sse__";
 
+/** Nest's `HEADERS_METADATA` (`@Header`: `{ name, value }[]`, in `@nestjs/common/constants`). */
+const NEST_HEADERS_METADATA = "__headers__";
+
 /** Nest's `RequestMethod.POST`. */
 const POST = 1;
 
@@ -74,10 +78,11 @@ export const RESPONSE_HEADERS_EXTENSION = "x-safe-response-headers";
 export const FIELD_SELECTION_EXTENSION = "x-safe-field-selection";
 
 /**
- * Vendor extension of a `SafeResponse` route: `{ documented, described, status }`, the status its
- * success was documented at, whether its description was given, and (read when the document is
- * built, after every decorator: `@HttpCode` may come after) the status Nest sends. `applyGlobalErrors`
- * moves the success to `status`.
+ * Vendor extension of a `SafeResponse` route or a composite endpoint: `{ documented, described,
+ * status, media }`, the status its success was documented at, whether its description was given,
+ * and (read when the document is built, after every decorator: `@HttpCode`, `@Header` or `@Sse` may
+ * come after) the status Nest sends and the media type of a success sent without the envelope
+ * (`ownSuccessMediaType`). `applyGlobalErrors` moves the success to `status`, with that media type.
  */
 export const SUCCESS_STATUS_EXTENSION = "x-safe-success-status";
 
@@ -113,6 +118,21 @@ function nestAnswers(handler: object): boolean {
   return typeof redirect?.url === "string" ||
     !!Reflect.getMetadata(NEST_RENDER_METADATA, handler) ||
     !!Reflect.getMetadata(NEST_SSE_METADATA, handler);
+}
+
+/**
+ * The media type `handler` sends its success with when not the JSON envelope: `text/event-stream`
+ * for `@Sse`, its own `@Header("Content-Type")` when not JSON (the last one, as Nest sets them in
+ * order); else `null`.
+ */
+export function ownSuccessMediaType(handler: object): string | null {
+  if (Reflect.getMetadata(NEST_SSE_METADATA, handler)) return "text/event-stream";
+  const headers: unknown = Reflect.getMetadata(NEST_HEADERS_METADATA, handler);
+  const type = (Array.isArray(headers) ? headers as { name?: unknown; value?: unknown }[] : [])
+    .findLast((header) =>
+      typeof header?.name === "string" && header.name.toLowerCase() === "content-type"
+    )?.value;
+  return typeof type === "string" && !isJsonMediaType(type) ? type : null;
 }
 
 /**
@@ -163,7 +183,7 @@ export function routeHandlersOf(controller: object): object[] {
 }
 
 /** A decorator applying `mark` to the route, or to every route a controller declares. */
-function onRoutes(mark: (handler: object) => void): RouteDecorator {
+export function onRoutes(mark: (handler: object) => void): RouteDecorator {
   return (target: object, _key?: string | symbol, descriptor?: PropertyDescriptor) => {
     if (descriptor !== undefined) mark(descriptor.value);
     else for (const handler of routeHandlersOf(target)) mark(handler);

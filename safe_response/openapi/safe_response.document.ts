@@ -154,15 +154,16 @@ export function applyGlobalErrors<T extends OpenApiDocumentLike, Context = unkno
 }
 
 /**
- * Moves a `SafeResponse` route's success to the status Nest sends (`@HttpCode` may be applied after
- * `SafeResponse`), without content when that status has no body.
+ * Moves a `SafeResponse` route's (or a composite endpoint's) success to the status Nest sends
+ * (`@HttpCode` may be applied after `SafeResponse`), without content when that status has no body,
+ * as a string of its own media type when not sent in the envelope (`@Sse`, a non-JSON `@Header`).
  */
 function documentSuccessStatus(operation: OperationLike): void {
   const mark = operation[SUCCESS_STATUS_EXTENSION] as
-    | { documented: number; described: boolean; status: number }
+    | { documented: number; described: boolean; status: number; media?: string | null }
     | undefined;
   if (typeof mark !== "object" || mark === null) return;
-  const { documented, described, status } = mark;
+  const { documented, described, status, media } = mark;
   const responses = operation.responses ??= {};
   const success = responses[documented] as { description?: string; content?: unknown } | undefined;
   if (success === undefined || (status !== documented && responses[status] !== undefined)) return;
@@ -170,6 +171,7 @@ function documentSuccessStatus(operation: OperationLike): void {
   responses[status] = success;
   if (!described) success.description = reasonPhrase(status) ?? "Success";
   if (isNullBodyStatus(status)) delete success.content;
+  else if (typeof media === "string") success.content = { [media]: { schema: { type: "string" } } };
 }
 
 /** What each documented response header holds. */
