@@ -83,6 +83,35 @@ for (const platform of PLATFORMS) {
   });
 }
 
+/**
+ * A hop count as trust setting, with one proxy on 127.0.0.1 appending the client's address.
+ * Express honours it (the client is the address the proxy appended); Fastify 5 compiles a number
+ * to "trust nothing", so the client is the proxy itself: pinned, so an upgrade cannot change it
+ * unnoticed (docs/api-keys-nest.md "Client IP" says to list the proxies instead).
+ */
+for (const platform of PLATFORMS) {
+  it(`hop count 1 over ${platform}: ${platform === "express" ? "the client" : "the proxy"}`, async () => {
+    const running = await boot(
+      appModule(ApiKeysModule.forRoot(moduleOptions())),
+      platform,
+      1,
+    );
+    try {
+      const client = await issue(running.service, { allowedIpCidrs: ["203.0.113.7/32"] });
+      const proxy = await issue(running.service, { allowedIpCidrs: ["127.0.0.0/8"] });
+      const headers = { "x-forwarded-for": "203.0.113.7" };
+      const asClient = await running.request("/open", { headers: withKey(client.key, headers) });
+      const asProxy = await running.request("/open", { headers: withKey(proxy.key, headers) });
+      assert.deepEqual(
+        [asClient.status, asProxy.status],
+        platform === "express" ? [200, 403] : [403, 200],
+      );
+    } finally {
+      await running.close();
+    }
+  });
+}
+
 function requestFrom(peer: string | undefined, headers: Record<string, string | string[]> = {}) {
   return { headers, socket: { remoteAddress: peer } };
 }

@@ -21,6 +21,35 @@ describe("RequireScope and RequireEnvironment", () => {
     // @ts-expect-error: invalid on purpose
     assert.throws(() => RequireEnvironment("prod"), /RequireEnvironment: environment/);
   });
+
+  it("RequireScope refuses a second requirement on the same method or class, naming both", () => {
+    class Routes {
+      list() {}
+    }
+    const method = Object.getOwnPropertyDescriptor(Routes.prototype, "list")!;
+    // Decorators apply bottom-up: the lower one first.
+    RequireScope("payouts", "write")(Routes.prototype, "list", method);
+    assert.throws(
+      () => RequireScope("orders", "read")(Routes.prototype, "list", method),
+      (error: Error) =>
+        error instanceof TypeError &&
+        /RequireScope\("orders", "read"\)/.test(error.message) &&
+        /RequireScope\("payouts", "write"\)/.test(error.message) &&
+        /one requirement/.test(error.message),
+    );
+    RequireScope("orders", "read")(Routes);
+    assert.throws(() => RequireScope("admin", "write")(Routes), TypeError);
+    // One on the class and one on a method stays the documented override (the method's wins).
+    class Other {
+      list() {}
+    }
+    const otherMethod = Object.getOwnPropertyDescriptor(Other.prototype, "list")!;
+    RequireScope("orders", "read")(Other);
+    RequireScope("orders", "write")(Other.prototype, "list", otherMethod);
+    // A subclass may set its own class requirement.
+    class Sub extends Routes {}
+    RequireScope("reports", "read")(Sub);
+  });
 });
 
 describe("decorator metadata", () => {

@@ -1,8 +1,16 @@
 import "reflect-metadata";
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { Controller, type INestApplication, Module, Post, Req, Res } from "@nestjs/common";
-import { NestFactory } from "@nestjs/core";
+import {
+  Controller,
+  type INestApplication,
+  Inject,
+  Module,
+  Post,
+  Req,
+  Res,
+} from "@nestjs/common";
+import { APP_GUARD, NestFactory } from "@nestjs/core";
 import type { NestExpressApplication } from "@nestjs/platform-express";
 import { FastifyAdapter } from "@nestjs/platform-fastify";
 import {
@@ -21,7 +29,10 @@ import {
 } from "../../../api_keys/nest/api_keys.leaks.ts";
 import { createSigner } from "../leaks/github_signer.ts";
 import { closeApp } from "../../close_app.ts";
-import { PEPPER, PLATFORMS } from "./test_app.ts";
+import { ApiKeysModule } from "../../../api_keys/nest/api_keys.module.ts";
+import { ApiKeysGuard } from "../../../api_keys/nest/api_keys.guard.ts";
+import { SkipApiKey } from "../../../api_keys/nest/api_keys.decorators.ts";
+import { issue, moduleOptions, PEPPER, PLATFORMS } from "./test_app.ts";
 
 const READ_ORDERS = [{ resource: "orders", level: "read" as const }];
 
@@ -147,6 +158,62 @@ for (const platform of PLATFORMS) {
       await report.drain();
       await assert.rejects(service.verify(key), { code: "api_key_revoked" });
     });
+  });
+}
+
+for (const platform of PLATFORMS) {
+  it(`under a global ApiKeysGuard, a @SkipApiKey() leak route answers 202 and revokes (${platform})`, async () => {
+    @Controller()
+    class LeakedKeysController {
+      readonly report: PublicRevocationHandler;
+      constructor(@Inject(ApiKeysService) service: ApiKeysService) {
+        this.report = createPublicRevocationHandler({ service });
+      }
+
+      @Post("leaked-keys")
+      @SkipApiKey()
+      async leaked(@Req() req: LeakReportHttpRequest, @Res() res: LeakReportHttpResponse) {
+        sendLeakReport(res, await this.report(leakReportFromRequest(req)));
+      }
+
+      @Post("guarded")
+      guarded() {
+        return { ok: true };
+      }
+    }
+    @Module({
+      imports: [ApiKeysModule.forRoot(moduleOptions())],
+      controllers: [LeakedKeysController],
+      providers: [{ provide: APP_GUARD, useExisting: ApiKeysGuard }],
+    })
+    class AppModule {}
+    const options = { logger: false as const, abortOnError: false, rawBody: true };
+    const app = platform === "express"
+      ? await NestFactory.create(AppModule, options)
+      : await NestFactory.create(AppModule, new FastifyAdapter(), options);
+    if (platform === "express") (app as NestExpressApplication).useBodyParser("text");
+    await app.listen(0, "127.0.0.1");
+    const base = `http://127.0.0.1:${(app.getHttpServer().address() as { port: number }).port}`;
+    try {
+      const service = app.get(ApiKeysService);
+      const { key } = await issue(service);
+      const post = (path: string) =>
+        fetch(`${base}${path}`, {
+          method: "POST",
+          headers: { "content-type": "text/plain" },
+          body: key,
+        });
+      const guarded = await post("/guarded");
+      await guarded.body?.cancel();
+      assert.equal(guarded.status, 401, "the other routes keep the global guard");
+      const reported = await post("/leaked-keys");
+      await reported.body?.cancel();
+      assert.equal(reported.status, 202);
+      await app.get(LeakedKeysController).report.drain();
+      await assert.rejects(service.verify(key), { code: "api_key_revoked" });
+    } finally {
+      await closeApp(app);
+    }
   });
 }
 
