@@ -15,6 +15,9 @@ export const API_KEYS_ENVIRONMENT_METADATA = "lib:api-keys:environment";
 /** Route metadata key written by `RequireScope`. */
 export const API_KEYS_SCOPE_METADATA = "lib:api-keys:scope";
 
+/** Route metadata key written by `SkipApiKey` (internal). */
+export const API_KEYS_SKIP_METADATA = "lib:api-keys:skip";
+
 /** Route metadata key written by `RateLimit`. */
 export const API_KEYS_RATE_LIMIT_METADATA = "lib:api-keys:rate-limit";
 

@@ -6,18 +6,20 @@
 import { createParamDecorator, type ExecutionContext, SetMetadata } from "@nestjs/common";
 import { requiredEnvironmentOf, requiredScopeOf } from "../_route_requirements.ts";
 import { routeRateLimitOf } from "../metering/_limits.ts";
-import type { ApiKeyRateLimitPolicy, Environment, ScopeLevel } from "../types.ts";
+import type { ApiKeyRateLimitPolicy, Environment, RequiredScope, ScopeLevel } from "../types.ts";
 import {
   API_KEYS_ENVIRONMENT_METADATA,
   API_KEYS_RATE_LIMIT_METADATA,
   API_KEYS_SCOPE_METADATA,
+  API_KEYS_SKIP_METADATA,
 } from "./api_keys.constants.ts";
 import { getApiKeyContext } from "./api_keys.guard.ts";
 
 /**
  * Requires a key scope on a controller or route (the method's wins); `write`
  * implies `read`. Else the guard answers 403 `api_key_scope_insufficient`.
- * Bad arguments throw a `TypeError` when the route is declared.
+ * Bad arguments throw a `TypeError` when the route is declared, and so does a
+ * second `RequireScope` on the same method or class (one requirement each).
  *
  * @example
  * ```ts
@@ -45,7 +47,55 @@ export function RequireScope(
   resource: string,
   level: ScopeLevel,
 ): MethodDecorator & ClassDecorator {
-  return SetMetadata(API_KEYS_SCOPE_METADATA, requiredScopeOf(resource, level, "RequireScope"));
+  const scope = requiredScopeOf(resource, level, "RequireScope");
+  const decorate = SetMetadata(API_KEYS_SCOPE_METADATA, scope);
+  return ((target: object, key?: string | symbol, descriptor?: PropertyDescriptor) => {
+    // The method's own requirement, or the class's own (not one a parent class set).
+    const on = descriptor?.value ?? target;
+    const earlier: RequiredScope | undefined = Reflect.getOwnMetadata(API_KEYS_SCOPE_METADATA, on);
+    if (earlier !== undefined) {
+      const where = descriptor === undefined
+        ? (target as { name: string }).name
+        : `${(target as object).constructor.name}.${String(key)}`;
+      throw new TypeError(
+        `${scopeCall(scope)} on ${where}: it already has ${scopeCall(earlier)}; ` +
+          "use one requirement per method or class (a second RequireScope would replace the first)",
+      );
+    }
+    return descriptor === undefined
+      ? decorate(target as never)
+      : decorate(target, key!, descriptor);
+  }) as MethodDecorator & ClassDecorator;
+}
+
+/** `RequireScope("orders", "read")`, for messages. */
+function scopeCall(scope: RequiredScope): string {
+  return `RequireScope(${JSON.stringify(scope.resource)}, ${JSON.stringify(scope.level)})`;
+}
+
+/**
+ * Exempts a controller or route from `ApiKeysGuard`: the guard lets every request through without
+ * reading or checking any key (no scope, environment, IP allowlist, rate limit or credit), and
+ * `CurrentApiKey` gives `undefined`. For public routes under a global guard (`APP_GUARD`), such as
+ * the leaked-key reports; anyone can call such a route, so protect it otherwise if it needs it.
+ *
+ * @example
+ * ```ts
+ * import { Controller, Post } from "@nestjs/common";
+ * import { SkipApiKey } from "@saferoute/api-kit/api-keys/nest";
+ *
+ * @Controller()
+ * class LeakedKeysController {
+ *   @Post("leaked-keys")
+ *   @SkipApiKey()
+ *   report() {
+ *     return { status: "received" };
+ *   }
+ * }
+ * ```
+ */
+export function SkipApiKey(): MethodDecorator & ClassDecorator {
+  return SetMetadata(API_KEYS_SKIP_METADATA, true);
 }
 
 /**

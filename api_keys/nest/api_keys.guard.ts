@@ -23,6 +23,7 @@ import {
   API_KEYS_MODULE_OPTIONS,
   API_KEYS_RATE_LIMIT_METADATA,
   API_KEYS_SCOPE_METADATA,
+  API_KEYS_SKIP_METADATA,
   type ApiKeyClientIpResolver,
   type ApiKeyContextWriter,
 } from "./api_keys.constants.ts";
@@ -49,6 +50,7 @@ export interface ApiKeysGuardContext {
   getClass(): Function;
 }
 
+/** What the guard checks on a route; `undefined`: `SkipApiKey`, nothing. */
 type RouteRequirements = Pick<
   AuthorizeOptions,
   "requiredEnvironment" | "requiredScope" | "rateLimits" | "cost"
@@ -150,6 +152,7 @@ function routeName(context: ApiKeysGuardContext): string {
  * (`InternalServerErrorException`) and logged redacted (the use is counted).
  * Run twice on a request (`APP_GUARD` and `@UseGuards`), it charges it once:
  * the second run only checks the route's requirements (`AuthorizeOptions.request`).
+ * A route or controller marked `SkipApiKey()` is let through unchecked.
  *
  * @example
  * ```ts
@@ -176,7 +179,7 @@ export class ApiKeysGuard {
   readonly #reflector: Reflector;
   readonly #writeContext: ApiKeyContextWriter;
   readonly #resolveClientIp: ApiKeyClientIpResolver;
-  readonly #routes = new WeakMap<Target, WeakMap<Target, RouteRequirements>>();
+  readonly #routes = new WeakMap<Target, WeakMap<Target, RouteRequirements | undefined>>();
   readonly #logger = new Logger("ApiKeysGuard");
   readonly #logError = (line: string): void => this.#logger.error(line);
   readonly #reportBug = bugReporter(this.#logError);
@@ -211,8 +214,9 @@ export class ApiKeysGuard {
       this.#reportBug(`${line} (${routeName(context)})`);
       throw new Error(line);
     }
-    const request = context.switchToHttp().getRequest();
     const requirements = this.#requirementsOf(context.getHandler(), context.getClass());
+    if (requirements === undefined) return true;
+    const request = context.switchToHttp().getRequest();
     let apiKey: ApiKeyContext;
     try {
       const resolved = resolveClientIp(
@@ -258,15 +262,16 @@ export class ApiKeysGuard {
     return true;
   }
 
-  #requirementsOf(handler: Target, controller: Target): RouteRequirements {
+  #requirementsOf(handler: Target, controller: Target): RouteRequirements | undefined {
     let byController = this.#routes.get(handler);
     if (byController === undefined) {
       byController = new WeakMap();
       this.#routes.set(handler, byController);
     }
-    let requirements = byController.get(controller);
-    if (requirements === undefined) {
-      const targets = [handler, controller];
+    if (byController.has(controller)) return byController.get(controller);
+    const targets = [handler, controller];
+    let requirements: RouteRequirements | undefined;
+    if (!this.#reflector.getAllAndOverride<boolean | undefined>(API_KEYS_SKIP_METADATA, targets)) {
       const environment = this.#reflector.getAllAndOverride<Environment | undefined>(
         API_KEYS_ENVIRONMENT_METADATA,
         targets,
@@ -282,8 +287,8 @@ export class ApiKeysGuard {
       requirements = { ...rateLimit };
       if (environment !== undefined) requirements.requiredEnvironment = environment;
       if (scope !== undefined) requirements.requiredScope = scope;
-      byController.set(controller, requirements);
     }
+    byController.set(controller, requirements);
     return requirements;
   }
 }

@@ -67,6 +67,7 @@ export {
   RateLimit,
   RequireEnvironment,
   RequireScope,
+  SkipApiKey,
 } from "./api_keys.decorators.ts";
 export {
   defaultApiKeyClientIpResolver,

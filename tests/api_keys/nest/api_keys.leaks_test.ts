@@ -1,15 +1,7 @@
 import "reflect-metadata";
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import {
-  Controller,
-  type INestApplication,
-  Inject,
-  Module,
-  Post,
-  Req,
-  Res,
-} from "@nestjs/common";
+import { Controller, type INestApplication, Inject, Module, Post, Req, Res } from "@nestjs/common";
 import { APP_GUARD, NestFactory } from "@nestjs/core";
 import type { NestExpressApplication } from "@nestjs/platform-express";
 import { FastifyAdapter } from "@nestjs/platform-fastify";

@@ -59,6 +59,7 @@ describe("api_keys/nest/mod.ts", () => {
       "RequireEnvironment",
       "RequireScope",
       "SCOPE_METADATA", // deprecated
+      "SkipApiKey",
       "defaultApiKeyClientIpResolver",
       "getApiKeyContext",
       "trustedProxyClientIpResolver",
