@@ -260,7 +260,8 @@ describe("a body Express did not parse (text/plain without useBodyParser('text')
           method: "POST",
           headers: { "content-type": "text/plain" },
           body,
-        });
+          duplex: "half", // a stream body (Node's fetch requires it)
+        } as RequestInit);
         statuses.push(response.status);
         await response.body?.cancel();
       }
