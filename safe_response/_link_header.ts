@@ -154,11 +154,12 @@ export function appendLinks(existing: unknown, values: readonly string[]): strin
   const present = parseLinks(parts.join(", "));
   for (const value of values) {
     const [added] = parseLinks(value);
-    const taken = added !== undefined && added.rels.some((rel) =>
-      present.some((link) =>
-        link.rels.includes(rel) && (!SHARED_RELATIONS.has(rel) || link.uri === added.uri)
-      )
-    );
+    const taken = added !== undefined &&
+      added.rels.some((rel) =>
+        present.some((link) =>
+          link.rels.includes(rel) && (!SHARED_RELATIONS.has(rel) || link.uri === added.uri)
+        )
+      );
     if (!taken) parts.push(value);
   }
   return parts.join(", ");
