@@ -34,6 +34,7 @@ const isDeprecationMeta = shape({ deprecated: oneOf(true) }, {
   sunset: isString,
   message: isString,
   link: isString,
+  sunsetLink: isString,
 });
 
 /** The server's rate-limit numbers: non-negative safe integers (seconds for `reset`, `retryAfter`). */

@@ -127,14 +127,16 @@ export interface SortInfo {
 export interface DeprecationMeta {
   /** Always `true`. */
   deprecated: true;
-  /** When the route was deprecated (ISO 8601). */
+  /** When the route was deprecated (ISO 8601, whole seconds; absent: the header says `@0`). */
   since?: string;
-  /** When the route stops working (ISO 8601). */
+  /** When the route stops working (ISO 8601, whole seconds). */
   sunset?: string;
   /** Human-readable note. */
   message?: string;
   /** URL of migration documentation. */
   link?: string;
+  /** URL of the sunset policy (the `rel="sunset"` link). */
+  sunsetLink?: string;
 }
 
 /**

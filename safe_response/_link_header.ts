@@ -8,6 +8,15 @@ export type LinkHeaderOption = boolean | "only";
 
 const encoder = new TextEncoder();
 
+/** RFC 3986 characters besides ALPHA and DIGIT: unreserved marks, sub-delims, `:/?#@` (`%`, `[`, `]` apart). */
+const URI_MARKS = "-._~!$&'()*+,;=:/?#@";
+
+/** Whether `code` (a UTF-16 unit) may sit in an RFC 3986 URI reference as it is (`%` apart). */
+function isUriChar(code: number): boolean {
+  return (code >= 0x30 && code <= 0x39) || ((code | 0x20) >= 0x61 && (code | 0x20) <= 0x7a) ||
+    (code < 0x80 && URI_MARKS.includes(String.fromCharCode(code)));
+}
+
 /** Characters kept as they are between `<` and `>`: visible ASCII except `"`, `<` and `>`. */
 function isLinkChar(code: number): boolean {
   return code > 0x20 && code < 0x7f && code !== 0x22 && code !== 0x3c && code !== 0x3e;
@@ -21,43 +30,137 @@ export function isHeaderSafeUri(uri: string): boolean {
   return uri !== "";
 }
 
-/** `uri` with every other character percent-encoded (as UTF-8; a lone surrogate as U+FFFD). */
+/** Where the authority of `uri` (after `scheme://` or a leading `//`) starts and ends, if it has one. */
+function authoritySpan(uri: string): [number, number] | undefined {
+  const start = /^(?:[A-Za-z][A-Za-z0-9+.-]*:)?\/\//.exec(uri)?.[0].length;
+  if (start === undefined) return undefined;
+  const end = uri.slice(start).search(/[/?#]/);
+  return [start, end === -1 ? uri.length : start + end];
+}
+
+/** Whether `uri` has a userinfo part (`user:password@` before the host). */
+export function hasUserinfo(uri: string): boolean {
+  const span = authoritySpan(uri);
+  return span !== undefined && uri.slice(span[0], span[1]).includes("@");
+}
+
+const isHex = (char: string | undefined) => char !== undefined && /^[0-9A-Fa-f]$/.test(char);
+
+/**
+ * `uri` as an RFC 3986 URI reference: every other character percent-encoded
+ * (as UTF-8; a lone surrogate as U+FFFD), a `%` not starting `%HH` as `%25`,
+ * `[` and `]` kept only in the authority (an IP literal).
+ */
 function headerSafeUri(uri: string): string {
+  const hostEnd = authoritySpan(uri)?.[1] ?? 0;
   let safe = "";
+  let index = 0;
   for (const char of uri) {
-    if (isLinkChar(char.charCodeAt(0))) {
+    const code = char.charCodeAt(0);
+    if (
+      isUriChar(code) ||
+      (char === "%" && isHex(uri[index + 1]) && isHex(uri[index + 2])) ||
+      ((char === "[" || char === "]") && index < hostEnd)
+    ) {
       safe += char;
-      continue;
+    } else {
+      for (const byte of encoder.encode(char)) {
+        safe += `%${byte.toString(16).toUpperCase().padStart(2, "0")}`;
+      }
     }
-    for (const byte of encoder.encode(char)) {
-      safe += `%${byte.toString(16).toUpperCase().padStart(2, "0")}`;
-    }
+    index += char.length;
   }
   return safe;
 }
 
 /**
  * One RFC 8288 link-value, the relation name quoted: `<uri>; rel="rel"`.
- * Characters that cannot sit in the URI reference of a header are
- * percent-encoded.
+ * Characters an RFC 3986 URI reference cannot hold are percent-encoded.
  */
 export function linkValue(uri: string, rel: string): string {
   return `<${headerSafeUri(uri)}>; rel="${rel}"`;
 }
 
+/** One link of a `Link` value: its URI reference as written and its relation types (lower case). */
+interface ParsedLink {
+  uri: string;
+  rels: string[];
+}
+
+/** Links read from one `Link` value at most (the rest are not looked at). */
+const MAX_PARSED_LINKS = 100;
+
 /**
- * The `Link` value to set when adding `values`: `existing` (what the
- * response already carries: one value or several lines; anything else
- * counts as none), then each of `values` it does not already contain.
- * `undefined` when `values` is empty (leave the header alone).
+ * The links of a `Link` value, in one linear pass: `<uri>` then `;`
+ * parameters up to a `,` outside a quoted string; the first `rel` (quoted or
+ * not, case-insensitive) gives the relation types. Malformed text between
+ * links is skipped; at most {@link MAX_PARSED_LINKS} links.
+ */
+export function parseLinks(value: string): ParsedLink[] {
+  const links: ParsedLink[] = [];
+  let index = 0;
+  while (links.length < MAX_PARSED_LINKS) {
+    const open = value.indexOf("<", index);
+    const close = open === -1 ? -1 : value.indexOf(">", open + 1);
+    if (close === -1) break;
+    const link: ParsedLink = { uri: value.slice(open + 1, close), rels: [] };
+    let rel: string | undefined;
+    index = close + 1;
+    // Parameters: `; name[=token or "quoted"]`, until a `,` between links
+    while (index < value.length && value[index] !== ",") {
+      if (value[index] !== ";") {
+        index++;
+        continue;
+      }
+      const name = /^;\s*([^=;,\s]*)\s*/.exec(value.slice(index, index + 64))!;
+      index += name[0].length;
+      let param = "";
+      if (value[index] === "=") {
+        index++;
+        while (value[index] === " " || value[index] === "\t") index++;
+        if (value[index] === '"') {
+          for (index++; index < value.length && value[index] !== '"'; index++) {
+            if (value[index] === "\\") index++;
+            param += value[index] ?? "";
+          }
+          index++;
+        } else {
+          while (index < value.length && !";,".includes(value[index]!)) param += value[index++];
+        }
+      }
+      if (rel === undefined && name[1]!.toLowerCase() === "rel") rel = param;
+    }
+    link.rels = (rel ?? "").toLowerCase().split(/\s+/).filter((type) => type !== "");
+    links.push(link);
+  }
+  return links;
+}
+
+/** Relations a response may carry several links of: a library one is skipped only for the same URI. */
+const SHARED_RELATIONS = new Set(["deprecation", "sunset"]);
+
+/**
+ * The `Link` value to set when adding `values` (one link-value each):
+ * `existing` (what the response already carries: one value or several lines;
+ * anything else counts as none), then each of `values` whose relation it
+ * does not already have (the handler's link wins; for `deprecation` and
+ * `sunset`, only a link with the same URI and relation). `undefined` when
+ * `values` is empty (leave the header alone).
  */
 export function appendLinks(existing: unknown, values: readonly string[]): string | undefined {
   if (values.length === 0) return undefined;
   const lines = Array.isArray(existing) ? existing : [existing];
   const parts = lines.filter((line): line is string => typeof line === "string" && line !== "");
-  const present = parts.join(", ");
+  const present = parseLinks(parts.join(", "));
   for (const value of values) {
-    if (!present.includes(value)) parts.push(value);
+    const [added] = parseLinks(value);
+    const taken = added !== undefined &&
+      added.rels.some((rel) =>
+        present.some((link) =>
+          link.rels.includes(rel) && (!SHARED_RELATIONS.has(rel) || link.uri === added.uri)
+        )
+      );
+    if (!taken) parts.push(value);
   }
   return parts.join(", ");
 }

@@ -195,6 +195,7 @@ export const SAFE_RESPONSE_SCHEMAS: Readonly<Record<SafeResponseSchemaName, Open
         sunset: string,
         message: string,
         link: string,
+        sunsetLink: string,
       },
       ["deprecated"],
     ),

@@ -3,13 +3,17 @@
  * @module
  */
 import type { DeprecationMeta } from "../client/types.ts";
-import { isHeaderSafeUri, linkValue } from "./_link_header.ts";
+import { isoInstantMs } from "../api_keys/_input.ts";
+import { hasUserinfo, isHeaderSafeUri, linkValue } from "./_link_header.ts";
 
 /** Options of a deprecated route. */
 export interface DeprecatedOptions {
-  /** When the route was deprecated (a date or a string `Date.parse` accepts). */
+  /**
+   * When the route was deprecated: a `Date`, an ISO 8601 date (UTC midnight) or date-time with
+   * its offset, or an IMF-fixdate (`Fri, 01 Jan 2027 00:00:00 GMT`); whole seconds are kept.
+   */
   since?: string | Date;
-  /** When the route stops working. */
+  /** When the route stops working (as `since`; not before it, nor before 1970 without it). */
   sunset?: string | Date;
   /** Human-readable note. */
   message?: string;
@@ -27,16 +31,31 @@ export interface DeprecationPlan {
   meta: DeprecationMeta;
 }
 
+/** An IMF-fixdate (RFC 9110): `Fri, 01 Jan 2027 00:00:00 GMT`. */
+const IMF_FIXDATE =
+  /^(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun), \d{2} (?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) \d{4} \d{2}:\d{2}:\d{2} GMT$/;
+
+/** The epoch ms of an IMF-fixdate that names a real day (its weekday too), else `NaN`. */
+function imfFixdateMs(value: string): number {
+  const ms = IMF_FIXDATE.test(value) ? Date.parse(value) : NaN;
+  return !Number.isNaN(ms) && new Date(ms).toUTCString() === value ? ms : NaN;
+}
+
+/** `value` as a date rounded down to whole seconds (what the headers carry), or a `TypeError`. */
 function toDate(value: string | Date, field: string): Date {
-  const date = value instanceof Date
-    ? new Date(value.getTime())
+  const ms = value instanceof Date
+    ? value.getTime()
     : typeof value === "string"
-    ? new Date(value)
-    : undefined;
-  const year = date?.getUTCFullYear();
+    ? (/^\d{4}-/.test(value) ? isoInstantMs(value, true) : imfFixdateMs(value))
+    : NaN;
+  const date = new Date(Math.floor(ms / 1000) * 1000);
+  const year = date.getUTCFullYear();
   // A four-digit year: an HTTP-date (IMF-fixdate) and plain ISO 8601 have no other (NaN fails too).
-  if (date === undefined || !(year! >= 0 && year! <= 9999)) {
-    throw new TypeError(`Deprecated: \`${field}\` must be a valid date, got ${String(value)}`);
+  if (!(year >= 0 && year <= 9999)) {
+    throw new TypeError(
+      `Deprecated: \`${field}\` must be a valid date (a Date, an ISO 8601 date or date-time ` +
+        `with offset, or an IMF-fixdate), got ${String(value)}`,
+    );
   }
   return date;
 }
@@ -70,18 +89,23 @@ export function deprecationLinkHeaderValue(link: string): string {
   return linkValue(link, "deprecation");
 }
 
-/** Throws unless `value` is a URI that sits in a `Link` header as it is. */
+/** Throws unless `value` is a URI that sits in a `Link` header as it is, without userinfo. */
 function checkLink(value: unknown, field: string): void {
-  if (value !== undefined && (typeof value !== "string" || !isHeaderSafeUri(value))) {
+  if (value === undefined) return;
+  if (typeof value !== "string" || !isHeaderSafeUri(value)) {
     throw new TypeError(
       `Deprecated: \`${field}\` must be a URI of visible ASCII without quotes or angle brackets`,
     );
   }
+  if (hasUserinfo(value)) {
+    throw new TypeError(`Deprecated: \`${field}\` must not carry userinfo (user:password@)`);
+  }
 }
 
 /**
- * Validates deprecation options and precomputes the headers and meta. A bad date or link throws a
- * `TypeError`, a sunset before `since` a `RangeError`.
+ * Validates deprecation options and precomputes the headers and meta (dates in whole seconds, as
+ * sent). A bad date or link throws a `TypeError`, a sunset before the `Deprecation` date sent
+ * (`since`, else `@0`: 1970) a `RangeError`. Without `since`, meta has no `since`.
  * @example
  * ```ts
  * import { resolveDeprecation } from "@saferoute/api-kit/safe-response";
@@ -92,8 +116,12 @@ function checkLink(value: unknown, field: string): void {
 export function resolveDeprecation(options: DeprecatedOptions = {}): DeprecationPlan {
   const since = options.since === undefined ? undefined : toDate(options.since, "since");
   const sunset = options.sunset === undefined ? undefined : toDate(options.sunset, "sunset");
-  if (since !== undefined && sunset !== undefined && sunset < since) {
-    throw new RangeError("Deprecated: `sunset` must not be before `since`");
+  if (sunset !== undefined && sunset.getTime() < (since?.getTime() ?? 0)) {
+    throw new RangeError(
+      since === undefined
+        ? "Deprecated: `sunset` must not be before 1970 (the `Deprecation: @0` sent without `since`)"
+        : "Deprecated: `sunset` must not be before `since`",
+    );
   }
   if (options.message !== undefined && typeof options.message !== "string") {
     throw new TypeError("Deprecated: `message` must be a string");
@@ -117,6 +145,7 @@ export function resolveDeprecation(options: DeprecatedOptions = {}): Deprecation
   }
   if (options.sunsetLink !== undefined) {
     headers.push(["Link", linkValue(options.sunsetLink, "sunset")]);
+    meta.sunsetLink = options.sunsetLink;
   }
   return { headers: Object.freeze(headers), meta: Object.freeze(meta) };
 }

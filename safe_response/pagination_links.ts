@@ -160,6 +160,14 @@ export function cursorPaginationLinks(
 /** The relations of the `Link` header, in order (`self` is the request itself). */
 const LINK_RELATIONS = ["first", "prev", "next", "last"] as const;
 
+/** The RFC 8288 link-values of pagination links, one per relation of {@link paginationLinkHeader}. */
+export function paginationLinkValues(links: PaginationLinks): string[] {
+  return LINK_RELATIONS.flatMap((rel) => {
+    const uri = links[rel];
+    return typeof uri === "string" ? [linkValue(uri, rel)] : [];
+  });
+}
+
 /**
  * The RFC 8288 `Link` value of pagination links: `first`, `prev`, `next` and
  * `last` (those that are not `null`), relative URIs as in the body, relation
@@ -173,9 +181,6 @@ const LINK_RELATIONS = ["first", "prev", "next", "last"] as const;
  * ```
  */
 export function paginationLinkHeader(links: PaginationLinks): string | undefined {
-  const values = LINK_RELATIONS.flatMap((rel) => {
-    const uri = links[rel];
-    return typeof uri === "string" ? [linkValue(uri, rel)] : [];
-  });
+  const values = paginationLinkValues(links);
   return values.length === 0 ? undefined : values.join(", ");
 }

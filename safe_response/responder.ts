@@ -40,7 +40,7 @@ import {
 } from "./pagination.ts";
 import { type ParsedPaginationQuery, readPaginationQuery } from "./pagination_query.ts";
 import type { LinkHeaderOption } from "./_link_header.ts";
-import { paginationLinkHeader } from "./pagination_links.ts";
+import { paginationLinkValues } from "./pagination_links.ts";
 import {
   buildProblemDetails,
   PROBLEM_JSON_CONTENT_TYPE,
@@ -412,23 +412,23 @@ export class Responder {
 
   /**
    * The headers a route adds to every reply: deprecation headers, and one `Link` appending the
-   * deprecation links and `link` to the response's existing `Link`.
+   * deprecation links and `links` (one link-value each) to the response's existing `Link`.
    */
   routeHeaders(
     exchange: HttpExchange,
     plan: RoutePlan | undefined,
-    link?: string,
+    links: readonly string[] = [],
   ): Array<[string, string]> {
     const headers: Array<[string, string]> = [];
-    const links: string[] = [];
+    const values: string[] = [];
     for (const [name, value] of plan?.deprecation?.headers ?? []) {
-      if (name === "Link") links.push(value);
+      if (name === "Link") values.push(value);
       else headers.push([name, value]);
     }
-    if (link !== undefined) links.push(link);
+    values.push(...links);
     const value = appendLinks(
-      links.length === 0 ? undefined : exchange.responseHeader("Link"),
-      links,
+      values.length === 0 ? undefined : exchange.responseHeader("Link"),
+      values,
     );
     if (value !== undefined) headers.push(["Link", value]);
     return headers;
@@ -463,7 +463,7 @@ export class Responder {
       ? result
       : this.#required("option `transformResponse`", () => transformResponse(result));
     const shaped = this.#shape(exchange, phase, transformed);
-    const headers = this.routeHeaders(exchange, plan, shaped.link);
+    const headers = this.routeHeaders(exchange, plan, shaped.links);
     const requestId = this.#addRequestId(headers, exchange);
     const body = buildSuccessBody({
       statusCode: stated,
@@ -548,17 +548,17 @@ export class Responder {
     exchange: HttpExchange,
     phase: RequestPhase & { plan: RoutePlan },
     result: unknown,
-  ): { data: unknown; meta?: Bag; link?: string } {
+  ): { data: unknown; meta?: Bag; links?: string[] } {
     const { plan } = phase;
     const { target } = exchange;
     let meta: Bag | undefined;
     let data = result;
-    let link: string | undefined;
+    let links: string[] | undefined;
     let source: Bag | undefined; // where `sort` and `filters` are read
     if (plan.pagination !== undefined) {
       const paged = this.#paginate(exchange, phase, plan.pagination, result);
       if (paged !== undefined) {
-        ({ link } = paged);
+        ({ links } = paged);
         meta = { pagination: paged.pagination };
         source = result as Bag;
         data = source.data;
@@ -591,11 +591,11 @@ export class Responder {
         (meta ??= {}).fields = [...selection.fields];
       }
     }
-    return { data, meta, link };
+    return { data, meta, links };
   }
 
   /**
-   * The pagination meta and `Link` value of the handler's page, or `undefined` (warned) for another
+   * The pagination meta and `Link` values of the handler's page, or `undefined` (warned) for another
    * shape. Throws on a number out of range.
    */
   #paginate(
@@ -603,7 +603,7 @@ export class Responder {
     phase: RequestPhase & { plan: RoutePlan },
     setting: PaginationSetting,
     result: unknown,
-  ): { pagination: PaginationMeta | CursorPaginationMeta; link?: string } | undefined {
+  ): { pagination: PaginationMeta | CursorPaginationMeta; links?: string[] } | undefined {
     const { plan } = phase;
     const { kind, links } = setting;
     const { linkHeader } = plan;
@@ -633,9 +633,9 @@ export class Responder {
     const pagination = kind === "offset"
       ? buildPaginationMeta(result as PaginatedResult, input)
       : buildCursorPaginationMeta(result as CursorPaginatedResult, input);
-    let link: string | undefined;
+    let linkValues: string[] | undefined;
     if (linkHeader && pagination.links !== undefined) {
-      link = paginationLinkHeader(pagination.links);
+      linkValues = paginationLinkValues(pagination.links);
       if (!links || linkHeader === "only") delete pagination.links;
     }
     if (stated !== undefined && given !== undefined && stated !== given) {
@@ -656,7 +656,7 @@ export class Responder {
           "all are sent",
       );
     }
-    return { pagination, link };
+    return { pagination, links: linkValues };
   }
 
   /** The one assembly of `meta`, for successes and errors; a field is never overridden. */

@@ -20,6 +20,46 @@ describe("Link header values", () => {
     assert.equal(appendLinks("<o>; rel=o", []), undefined);
   });
 
+  it("percent-encode what an RFC 3986 URI reference cannot hold, a stray % too", () => {
+    assert.equal(
+      linkValue("/a|^[1]\\{}`%zz%41%4", "next"),
+      '</a%7C%5E%5B1%5D%5C%7B%7D%60%25zz%41%254>; rel="next"',
+    );
+    assert.equal(linkValue("http://[::1]:8080/x[", "help"), '<http://[::1]:8080/x%5B>; rel="help"');
+  });
+
+  it("skip a link whose relation the response's Link already has (the handler wins)", () => {
+    const own = '</items?page=2&limit=20>; rel="next"';
+    assert.equal(
+      appendLinks(own, [
+        '</items?page=1&limit=2>; rel="first"',
+        '</items?page=2&limit=2>; rel="next"',
+      ]),
+      `${own}, </items?page=1&limit=2>; rel="first"`,
+    );
+    assert.equal(appendLinks("</n>; rel=NEXT", ['</x>; rel="next"']), "</n>; rel=NEXT");
+    assert.equal(
+      appendLinks('</n>; rel="prev next"', ['</x>; rel="next"']),
+      '</n>; rel="prev next"',
+    );
+    // A rel inside another parameter's quoted string is not one
+    assert.equal(
+      appendLinks('</a>; title="x, <b>; rel=next"', ['</x>; rel="next"']),
+      '</a>; title="x, <b>; rel=next", </x>; rel="next"',
+    );
+  });
+
+  it("skip a deprecation or sunset link only when the same URI has that relation", () => {
+    assert.equal(
+      appendLinks("<https://d/m>; rel=deprecation", ['<https://d/m>; rel="deprecation"']),
+      "<https://d/m>; rel=deprecation",
+    );
+    assert.equal(
+      appendLinks('<https://d/old>; rel="Deprecation"', ['<https://d/m>; rel="deprecation"']),
+      '<https://d/old>; rel="Deprecation", <https://d/m>; rel="deprecation"',
+    );
+  });
+
   it('validate the linkHeader option: true, false or "only"', () => {
     const where = "Paginated: `linkHeader`";
     assert.equal(resolveLinkHeader(undefined, where), false);

@@ -46,6 +46,44 @@ describe("deprecation headers", () => {
   });
 });
 
+describe("Deprecated: dates, links and meta as sent", () => {
+  it("accepts a Date, an ISO 8601 date or date-time with offset, or an IMF-fixdate", () => {
+    for (
+      const sunset of ["2027-01-01", "2027-01-01T02:00:00+02:00", "Fri, 01 Jan 2027 00:00:00 GMT"]
+    ) {
+      assert.equal(resolveDeprecation({ sunset }).meta.sunset, "2027-01-01T00:00:00.000Z", sunset);
+    }
+    for (const typo of ["1", "Jan 2", "2027-01-01T00:00:00", "2027-13-01", "tomorrow"]) {
+      assert.throws(() => resolveDeprecation({ sunset: typo }), /`sunset`/, typo);
+      assert.throws(() => resolveDeprecation({ since: typo }), /`since`/, typo);
+    }
+  });
+
+  it("refuses a sunset before the Deprecation date sent (@0 without since)", () => {
+    assert.throws(() => resolveDeprecation({ sunset: "1969-12-31T00:00:00Z" }), RangeError);
+  });
+
+  it("refuses a link with userinfo, naming the option", () => {
+    assert.throws(() => resolveDeprecation({ link: "https://user:pw@d.example/m" }), /`link`/);
+    assert.throws(() => resolveDeprecation({ sunsetLink: "//u@d.example/s" }), /`sunsetLink`/);
+    assert.doesNotThrow(() => resolveDeprecation({ link: "https://d.example/a@b" }));
+  });
+
+  it("puts sunsetLink in meta and whole seconds in both header and meta", () => {
+    const plan = resolveDeprecation({
+      since: "2026-01-01T00:00:00.900Z",
+      sunset: new Date("2027-01-01T00:00:00.500Z"),
+      sunsetLink: "https://example.com/sunset",
+    });
+    assert.deepEqual(plan.meta, {
+      deprecated: true,
+      since: "2026-01-01T00:00:00.000Z",
+      sunset: "2027-01-01T00:00:00.000Z",
+      sunsetLink: "https://example.com/sunset",
+    });
+  });
+});
+
 describe("Deprecated({ sunsetLink })", () => {
   it('sends Link: <sunsetLink>; rel="sunset" (RFC 8594), after the deprecation link', () => {
     const plan = resolveDeprecation({

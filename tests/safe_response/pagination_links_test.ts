@@ -62,7 +62,7 @@ describe("the pagination Link header (RFC 8288)", () => {
     );
   });
 
-  it("percent-encodes what cannot sit between < and > in a header", () => {
+  it("percent-encodes what an RFC 3986 URI reference cannot hold", () => {
     const header = paginationLinkHeader({
       self: "/x",
       first: '/a b<c>"d\\\r\ne\u00e9\ud800',
@@ -70,7 +70,7 @@ describe("the pagination Link header (RFC 8288)", () => {
       next: null,
       last: null,
     });
-    assert.equal(header, '</a%20b%3Cc%3E%22d\\%0D%0Ae%C3%A9%EF%BF%BD>; rel="first"');
+    assert.equal(header, '</a%20b%3Cc%3E%22d%5C%0D%0Ae%C3%A9%EF%BF%BD>; rel="first"');
   });
 });
 

@@ -701,6 +701,27 @@ describe("createSafeFetch route: pagination input and the Link header", () => {
     assert.match(only.headers.get("link") ?? "", /rel="first"/);
     assert.equal(only.body.meta.pagination.links, undefined);
   });
+
+  it("keeps the handler's own pagination Link relations: one next, not two", async () => {
+    const own = safeWith().safe.route(
+      {
+        paginated: { defaultLimit: 2, linkHeader: true },
+        deprecated: { link: "https://d.example/m" },
+      },
+      (_request, context) => {
+        context.headers.set(
+          "Link",
+          '</items?page=9>; rel="next", <https://d.example/m>; rel=deprecation',
+        );
+        return { data: [1, 2], total: 30, page: 1, limit: 2 };
+      },
+    );
+    const link = (await read(await own(at("/items?x=|")))).headers.get("link") ?? "";
+    assert.equal(link.match(/rel="?next/g)?.length, 1, link);
+    assert.equal(link.match(/deprecation/g)?.length, 1, link);
+    assert.match(link, /^<\/items\?page=9>; rel="next", /);
+    assert.match(link, /<\/items\?x=%7C&page=1&limit=2>; rel="first"/);
+  });
 });
 
 describe("createSafeFetch route: the IETF RateLimit fields and the sunset link", () => {
