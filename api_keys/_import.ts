@@ -10,6 +10,7 @@
  *
  * @module
  */
+import { isoInstantMs } from "../client/_instant.ts";
 import { ApiKeyValidationError } from "./errors.ts";
 import { createdEvent } from "./events.ts";
 import { createdChanges } from "./audit/_log.ts";
@@ -24,7 +25,6 @@ import {
   fail,
   failTime,
   instantProblem,
-  isoInstantMs,
   refuseUnknownFields,
   requireNonEmptyString,
 } from "./_input.ts";

@@ -49,42 +49,6 @@ export function durationProblem(value: unknown, fromMs: number): string | undefi
   return instantProblem(fromMs + value);
 }
 
-/**
- * `YYYY-MM-DD`, then `THH:MM[:SS[.fraction]]` (1 to 9 digits: a database's microseconds read to the
- * ms) and `Z` or `±HH:MM` (absent only for a date alone).
- */
-const ISO_INSTANT =
-  /^(\d{4})-(\d{2})-(\d{2})(?:T(\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?(Z|([+-])(\d{2}):(\d{2})))?$/;
-
-/**
- * The epoch ms of `value` read as an ISO 8601 (RFC 3339) instant, strictly,
- * or `NaN`: date, time and offset (`Z` or `±HH:MM`) all written, each part
- * within its range (no February 30), or, with `dateAlone`, a date alone
- * (`YYYY-MM-DD`, read as UTC midnight). Never a local time nor a guess. The
- * one parser of instant text (admin bodies and queries, imported records);
- * callers bound the result (`instantProblem`).
- */
-export function isoInstantMs(value: unknown, dateAlone: boolean): number {
-  const parts = typeof value === "string" ? ISO_INSTANT.exec(value) : null;
-  if (parts === null || (parts[4] === undefined && !dateAlone)) return NaN;
-  const [year, month, day, hour, minute, second] = parts.slice(1, 7).map((part) =>
-    Number(part ?? 0)
-  );
-  const ms = Number((parts[7] ?? "").padEnd(3, "0").slice(0, 3));
-  const [sign, offsetHours, offsetMinutes] = [parts[9] === "-" ? -1 : 1, parts[10], parts[11]]
-    .map(Number);
-  const days = new Date(Date.UTC(year, month, 0)).getUTCDate();
-  const offsetOk = parts[9] === undefined || (offsetHours <= 23 && offsetMinutes <= 59);
-  const inRange = month >= 1 && month <= 12 && day >= 1 && day <= days && hour <= 23 &&
-    minute <= 59 && second <= 59 && offsetOk;
-  if (!inRange) return NaN;
-  const offsetMs = parts[9] === undefined ? 0 : sign * (offsetHours * 60 + offsetMinutes) * 60_000;
-  const date = new Date(0);
-  date.setUTCFullYear(year, month - 1, day); // years 0-99 too (Date.UTC would add 1900)
-  date.setUTCHours(hour, minute, second, ms);
-  return date.getTime() - offsetMs;
-}
-
 /** Throws the `ApiKeyValidationError` of `field` (the one way they are built). */
 export function fail(field: string, problem: string): never {
   throw new ApiKeyValidationError(field, problem);

@@ -6,6 +6,7 @@
  * @module
  */
 import { decimalCount, isCount } from "./_decimal.ts";
+import { utcMs } from "./_instant.ts";
 
 /** Longest header value read as a count or an HTTP-date; a longer one is absent. */
 const MAX_HEADER_VALUE_LENGTH = 64;
@@ -38,22 +39,11 @@ function digitsAt(text: string, at: number, length: number): number {
   return decimalCount(text.slice(at, at + length)) ?? NaN;
 }
 
-/**
- * The UTC instant (ms) of a date and an `hh:mm:ss` time-of-day at `time` in `text`, or `NaN` when a
- * field is out of range (month `-1`: not a month name; a day past the month's end).
- */
+/** The instant of a date (`month` 0 to 11) and the `HH:MM:SS` at `time` in `text`; `NaN` when malformed. */
 function instant(year: number, month: number, day: number, text: string, time: number): number {
-  const hour = digitsAt(text, time, 2);
-  const minute = digitsAt(text, time + 3, 2);
-  const second = digitsAt(text, time + 6, 2);
   if (text[time + 2] !== ":" || text[time + 5] !== ":") return NaN;
-  const inRange = year >= 0 && month >= 0 && day >= 1 && hour <= 23 && minute <= 59 &&
-    second <= 60; // false for NaN
-  if (!inRange) return NaN;
-  const date = new Date(0);
-  date.setUTCFullYear(year, month, day); // years 0 to 99 as written, not 19xx
-  if (date.getUTCDate() !== day) return NaN; // 31 Nov
-  return date.getTime() + ((hour * 60 + minute) * 60 + second) * 1000;
+  const at = (offset: number) => digitsAt(text, time + offset, 2);
+  return utcMs(year, month + 1, day, at(0), at(3), at(6), 0, true);
 }
 
 /**
@@ -61,8 +51,14 @@ function instant(year: number, month: number, day: number, text: string, time: n
  * (`Sun, 06 Nov 1994 08:49:37 GMT`), or the obsolete rfc850 (`Sunday, 06-Nov-94 08:49:37 GMT`,
  * its two-digit year within 50 years of `now`'s) and asctime (`Sun Nov  6 08:49:37 1994`) forms;
  * `NaN` for any other text. Fixed positions: linear, no regular expression.
+ *
+ * @example
+ * ```ts
+ * import { httpDateMs } from "./_retry_after.ts";
+ * httpDateMs("Thu, 01 Jan 1970 00:00:30 GMT", 0); // 30000
+ * ```
  */
-function httpDate(text: string, now: number): number {
+export function httpDateMs(text: string, now: number): number {
   const comma = text.indexOf(",");
   const dayName = comma < 0 ? "" : text.slice(0, comma); // asctime has no comma
   if (comma === 3 && DAY_NAMES.includes(dayName) && text.length === 29) {
@@ -102,6 +98,6 @@ export function parseRetryAfter(value: unknown, now: number = Date.now()): numbe
   if (seconds !== undefined) return seconds;
   const first = firstOf(value);
   if (typeof first !== "string" || first.length > MAX_HEADER_VALUE_LENGTH) return undefined;
-  const at = httpDate(first.trim(), now);
+  const at = httpDateMs(first.trim(), now);
   return Number.isNaN(at) ? undefined : Math.max(0, Math.ceil((at - now) / 1000));
 }

@@ -3,7 +3,8 @@
  * @module
  */
 import type { DeprecationMeta } from "../client/types.ts";
-import { isoInstantMs } from "../api_keys/_input.ts";
+import { isoInstantMs } from "../client/_instant.ts";
+import { httpDateMs } from "../client/_retry_after.ts";
 import { hasUserinfo, isHeaderSafeUri, linkValue } from "./_link_header.ts";
 
 /** Options of a deprecated route. */
@@ -31,22 +32,12 @@ export interface DeprecationPlan {
   meta: DeprecationMeta;
 }
 
-/** An IMF-fixdate (RFC 9110): `Fri, 01 Jan 2027 00:00:00 GMT`. */
-const IMF_FIXDATE =
-  /^(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun), \d{2} (?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) \d{4} \d{2}:\d{2}:\d{2} GMT$/;
-
-/** The epoch ms of an IMF-fixdate that names a real day (its weekday too), else `NaN`. */
-function imfFixdateMs(value: string): number {
-  const ms = IMF_FIXDATE.test(value) ? Date.parse(value) : NaN;
-  return !Number.isNaN(ms) && new Date(ms).toUTCString() === value ? ms : NaN;
-}
-
 /** `value` as a date rounded down to whole seconds (what the headers carry), or a `TypeError`. */
 function toDate(value: string | Date, field: string): Date {
   const ms = value instanceof Date
     ? value.getTime()
     : typeof value === "string"
-    ? (/^\d{4}-/.test(value) ? isoInstantMs(value, true) : imfFixdateMs(value))
+    ? (/^\d{4}-/.test(value) ? isoInstantMs(value, true) : httpDateMs(value, Date.now()))
     : NaN;
   const date = new Date(Math.floor(ms / 1000) * 1000);
   const year = date.getUTCFullYear();

@@ -4,11 +4,11 @@
  *
  * @module
  */
+import { isoInstantMs } from "../../client/_instant.ts";
 import {
   fail,
   failTime,
   instantProblem,
-  isoInstantMs,
   refuseUnknownFields,
   requirePrintable,
 } from "../_input.ts";
