@@ -8,6 +8,19 @@ export type LinkHeaderOption = boolean | "only";
 
 const encoder = new TextEncoder();
 
+/** RFC 3986 Appendix B: scheme, authority, path, query and fragment of a URI reference. */
+export const URI_PARTS = /^(?:([^:/?#]+):)?(?:\/\/([^/?#]*))?([^?#]*)(?:\?([^#]*))?(?:#(.*))?$/;
+
+/**
+ * The authority of the URI reference `value` (after `scheme://` or a leading `//`) and where it
+ * ends, or `undefined` when it has none (RFC 3986 Appendix B).
+ */
+function uriAuthority(value: string): { authority: string; end: number } | undefined {
+  const [, scheme, authority] = URI_PARTS.exec(value)!;
+  if (authority === undefined) return undefined;
+  return { authority, end: (scheme === undefined ? 0 : scheme.length + 1) + 2 + authority.length };
+}
+
 /** RFC 3986 characters besides ALPHA and DIGIT: unreserved marks, sub-delims, `:/?#@` (`%`, `[`, `]` apart). */
 const URI_MARKS = "-._~!$&'()*+,;=:/?#@";
 
@@ -30,18 +43,9 @@ export function isHeaderSafeUri(uri: string): boolean {
   return uri !== "";
 }
 
-/** Where the authority of `uri` (after `scheme://` or a leading `//`) starts and ends, if it has one. */
-function authoritySpan(uri: string): [number, number] | undefined {
-  const start = /^(?:[A-Za-z][A-Za-z0-9+.-]*:)?\/\//.exec(uri)?.[0].length;
-  if (start === undefined) return undefined;
-  const end = uri.slice(start).search(/[/?#]/);
-  return [start, end === -1 ? uri.length : start + end];
-}
-
 /** Whether `uri` has a userinfo part (`user:password@` before the host). */
 export function hasUserinfo(uri: string): boolean {
-  const span = authoritySpan(uri);
-  return span !== undefined && uri.slice(span[0], span[1]).includes("@");
+  return uriAuthority(uri)?.authority.includes("@") ?? false;
 }
 
 const isHex = (char: string | undefined) => char !== undefined && /^[0-9A-Fa-f]$/.test(char);
@@ -52,7 +56,7 @@ const isHex = (char: string | undefined) => char !== undefined && /^[0-9A-Fa-f]$
  * `[` and `]` kept only in the authority (an IP literal).
  */
 function headerSafeUri(uri: string): string {
-  const hostEnd = authoritySpan(uri)?.[1] ?? 0;
+  const hostEnd = uriAuthority(uri)?.end ?? 0;
   let safe = "";
   let index = 0;
   for (const char of uri) {

@@ -6,6 +6,7 @@
  *
  * @module
  */
+import { URI_PARTS } from "./_link_header.ts";
 import { isHttpStatus } from "./http_status.ts";
 import type { ErrorFormat } from "./options.ts";
 
@@ -25,8 +26,6 @@ export function nonEmptyOption(value: unknown, what: string): string {
   return value;
 }
 
-/** RFC 3986 Appendix B: scheme, authority, path, query and fragment of a URI reference. */
-const URI_PARTS = /^(?:([^:/?#]+):)?(?:\/\/([^/?#]*))?([^?#]*)(?:\?([^#]*))?(?:#(.*))?$/;
 /** A character of a path, query or fragment (`pchar`, `/`, `?`), or a percent-encoded octet. */
 const PCHARS = /^(?:[\w\-.~!$&'()*+,;=:@/?]|%[\dA-Fa-f]{2})*$/;
 /** An authority: `pchar`s without `/` and `?`, and an IP literal in brackets. */
