@@ -306,6 +306,23 @@ if (databaseReady("PrismaApiKeyStorage on PostgreSQL", unavailable)) {
       const [record] = await keys.list("t-text");
       assert.equal(record.createdBy, "x".repeat(200));
     });
+
+    it("a key id PostgreSQL cannot hold (NUL, a lone surrogate) is an unknown key, never a 503", async () => {
+      const storage = await freshStorage();
+      const keys = service(storage);
+      for (const id of ["k\u0000", "k\uD800"]) {
+        for (
+          const call of [
+            () => keys.revoke(id),
+            () => keys.rotate(id),
+            () => keys.revokeForTenant("t-text", id),
+            () => keys.rotateForTenant("t-text", id),
+          ]
+        ) {
+          await assert.rejects(call(), { code: "api_key_record_not_found" }, JSON.stringify(id));
+        }
+      }
+    });
   });
 
   describe("the admin routes' pages on PostgreSQL (migration 0016)", () => {
