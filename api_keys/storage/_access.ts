@@ -9,6 +9,7 @@
  * @module
  */
 import { ApiKeyOperationError, ApiKeyStorageError } from "../errors.ts";
+import { storableTextProblem } from "../_input.ts";
 import { warnOnce } from "../_sinks.ts";
 import { callDetached } from "../../telemetry/_detached.ts";
 import { errorNameOf } from "../../telemetry/_error_name.ts";
@@ -143,6 +144,13 @@ function assertKeyIds(ids: readonly string[]): void {
   const problem = keyIdsProblem(ids);
   if (problem !== undefined) throw new TypeError(`ids ${problem}`);
 }
+
+/**
+ * Whether `id` may be a stored key's: text the storage can hold
+ * (`storableTextProblem`). Another id is no key's, answered without a call
+ * (PostgreSQL refuses U+0000: a 503 for an unknown key).
+ */
+const mayBeStored = (id: string) => storableTextProblem(id) === undefined;
 
 /**
  * The audit capability of a storage, each call under the deadline and its
@@ -630,6 +638,7 @@ export class StorageAccess {
 
   /** `findById`, read as a record or null. */
   findById(id: string): Promise<ApiKeyRecord | null> {
+    if (!mayBeStored(id)) return Promise.resolve(null);
     return this.#call("findById", () => this.#storage.findById(id), (a) => a.readRecordOrNull);
   }
 
@@ -672,6 +681,7 @@ export class StorageAccess {
    * checked; without it, from `listByTenant`.
    */
   async findByReplacement(tenantId: string, keyId: string): Promise<ApiKeyRecord | null> {
+    if (!mayBeStored(keyId)) return null;
     const find = this.#findByReplacement;
     if (find === undefined) {
       const records = await this.listByTenant(tenantId, true);
@@ -692,6 +702,10 @@ export class StorageAccess {
    */
   async findManyByIds(tenantId: string, ids: readonly string[]): Promise<(ApiKeyRecord | null)[]> {
     assertKeyIds(ids);
+    if (!ids.every(mayBeStored)) {
+      const stored = await this.findManyByIds(tenantId, ids.filter(mayBeStored));
+      return ids.map((id) => mayBeStored(id) ? stored.shift()! : null);
+    }
     if (ids.length === 0) return [];
     const find = this.#findManyByIds;
     if (find === undefined) {
