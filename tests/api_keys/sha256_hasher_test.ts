@@ -1,7 +1,7 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import fc from "fast-check";
-import { createHasher, WebCryptoSha256Hasher } from "../../api_keys/hasher.ts";
+import { createHasher, fromBase64Url, WebCryptoSha256Hasher } from "../../api_keys/hasher.ts";
 import { Sha256Hasher } from "../../api_keys/sha256_hasher.ts";
 import { SEED } from "../reliability/hostile_inputs.ts";
 import { PEPPER_1, PEPPER_2 } from "./helpers.ts";
@@ -28,9 +28,47 @@ describe("Sha256Hasher (the spec's: synchronous)", () => {
     assert.equal(hasher.currentVersion, 2);
   });
 
+  it("secrets differing only in a lone surrogate hash apart (WTF-8 bytes: U+FFFD is not their stand-in); well-formed text hashes as UTF-8", async () => {
+    const web = new WebCryptoSha256Hasher({
+      peppers: { 1: PEPPER_1, 2: PEPPER_2 },
+      currentVersion: 2,
+    });
+    const secrets = [
+      "secret\uD800",
+      "secret\uDFFF",
+      "secret\uFFFD",
+      "secret\uD800\uDC00",
+      "secret",
+    ];
+    const hashes = secrets.map((secret) => hasher.hash(secret).hash);
+    assert.equal(new Set(hashes).size, secrets.length, "every secret its own hash");
+    for (const [i, secret] of secrets.entries()) {
+      assert.equal((await web.hash(secret)).hash, hashes[i], "the two hashers agree");
+      for (const [j, other] of secrets.entries()) {
+        assert.equal(hasher.verify(other, hashes[i], 2), i === j, `${i} vs ${j}`);
+        assert.equal(await web.verify(other, hashes[i], 2), i === j, `web ${i} vs ${j}`);
+      }
+    }
+    const utf8 = new TextEncoder().encode("sécret \u{1F511}");
+    const { hmac } = await import("@noble/hashes/hmac");
+    const { sha256 } = await import("@noble/hashes/sha2");
+    assert.deepEqual(
+      fromBase64Url(hasher.hash("sécret \u{1F511}").hash),
+      hmac(sha256, new TextEncoder().encode(PEPPER_2), utf8),
+    );
+  });
+
   it("validates its options like the Web Crypto hasher, naming the problem", () => {
     assert.throws(() => new Sha256Hasher({ peppers: { 1: "short" } }), /version 1 .*32 bytes/);
     assert.throws(() => new Sha256Hasher({ peppers: {} }), /at least one pepper/);
+    assert.throws(
+      () =>
+        new Sha256Hasher({
+          peppers: new Map([[1, PEPPER_1]]) as unknown as Record<number, string>,
+        }),
+      /peppers must be a plain object \(\{ 1: pepper \}\), not a Map/,
+      'a Map (the spec\'s "map of number to string" read literally) is named, not read as empty',
+    );
     assert.throws(
       () => new Sha256Hasher({ peppers: { 1: PEPPER_1 }, currentVersion: 3 }),
       /^TypeError: HasherOptions\.currentVersion 3 has no pepper/,

@@ -732,7 +732,11 @@ describe("StorageAccess", () => {
     assert.equal(calls.length, 0, "a refused list reaches no storage");
     const mixed = await answering([mine("a")]).findManyByIds("t", ["k\u0000", "a", "k\uD800"]);
     assert.deepEqual(mixed.map((record) => record?.id ?? null), [null, "a", null]);
-    assert.deepEqual(calls, [["a"]], "an id no storage can hold (NUL, a lone surrogate) is not asked");
+    assert.deepEqual(
+      calls,
+      [["a"]],
+      "an id no storage can hold (NUL, a lone surrogate) is not asked",
+    );
     assert.deepEqual(await answering([]).findManyByIds("t", ["k\u0000"]), [null]);
     assert.equal(calls.length, 1);
     const plain = new InMemoryApiKeyStorage();
