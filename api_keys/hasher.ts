@@ -9,6 +9,7 @@
  *
  * @module
  */
+import { hasLoneSurrogate } from "../telemetry/_text.ts";
 import type { ApiKeyHashScheme, HashedSecret, HasherOptions } from "./types.ts";
 
 /** Synchronous SHA-256 of bytes (`@noble/hashes/sha2`'s `sha256`). */
@@ -88,19 +89,50 @@ const ZERO_DIGEST = new Uint8Array(HASH_BYTES);
 /**
  * UTF-8 bytes of `text`. Key secrets are short ASCII, which is copied in a
  * plain loop (about 10x cheaper than `TextEncoder.encode` on Deno, where
- * that is a call into the runtime); anything else goes through the encoder.
+ * that is a call into the runtime); anything else goes through the encoder,
+ * but text with a lone surrogate, which the encoder would write as U+FFFD
+ * (so `"a\uD800"` and `"a\uFFFD"` would hash alike), through `wtf8`.
  * Internal: not exported by the entry point.
  */
 export function utf8(text: string): Uint8Array<ArrayBuffer> {
-  if (typeof text !== "string" || text.length > 256) return encoder.encode(text);
+  if (typeof text !== "string" || text.length > 256) return encode(text);
   const length = text.length;
   const bytes = new Uint8Array(length);
   for (let i = 0; i < length; i++) {
     const code = text.charCodeAt(i);
-    if (code > 0x7f) return encoder.encode(text);
+    if (code > 0x7f) return encode(text);
     bytes[i] = code;
   }
   return bytes;
+}
+
+/** The encoder's bytes of `text`, or `wtf8`'s for text with a lone surrogate. */
+const encode = (text: string) =>
+  typeof text === "string" && hasLoneSurrogate(text) ? wtf8(text) : encoder.encode(text);
+
+/**
+ * The WTF-8 bytes of `text`: UTF-8, each lone surrogate written as its own
+ * three bytes (as UTF-8 would write its code point): one string, one byte
+ * sequence, and the UTF-8 of well-formed text.
+ */
+function wtf8(text: string): Uint8Array<ArrayBuffer> {
+  const bytes: number[] = [];
+  for (const char of text) {
+    const point = char.codePointAt(0)!;
+    if (point < 0x80) bytes.push(point);
+    else if (point < 0x800) bytes.push(0xc0 | (point >> 6), 0x80 | (point & 63));
+    else if (point < 0x10000) {
+      bytes.push(0xe0 | (point >> 12), 0x80 | ((point >> 6) & 63), 0x80 | (point & 63));
+    } else {
+      bytes.push(
+        0xf0 | (point >> 18),
+        0x80 | ((point >> 12) & 63),
+        0x80 | ((point >> 6) & 63),
+        0x80 | (point & 63),
+      );
+    }
+  }
+  return new Uint8Array(bytes);
 }
 /**
  * A well-formed hash that `dummyVerify` decodes like a stored one: the
@@ -221,6 +253,9 @@ export function notAVersion(label: string, key: string): string {
 function parsePeppers(peppers: unknown, label: string): Map<number, string> {
   if (typeof peppers !== "object" || peppers === null || Array.isArray(peppers)) {
     throw new TypeError(`${label} must be an object mapping version numbers to peppers`);
+  }
+  if (peppers instanceof Map) {
+    throw new TypeError(`${label} must be a plain object ({ 1: pepper }), not a Map`);
   }
   const out = new Map<number, string>();
   for (const [key, pepper] of Object.entries(peppers)) {
