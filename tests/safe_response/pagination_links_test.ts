@@ -103,6 +103,13 @@ describe("pagination links and credentials or long queries", () => {
         "client_secret",
         "private_key",
         "auth",
+        "user_key",
+        "subscription-key",
+        "Ocp-Apim-Subscription-Key",
+        "auth_key",
+        "app_key",
+        "client_key",
+        "license_key",
       ]
     ) {
       const links = offsetPaginationLinks(`/items?q=a&${name}=s3cr3t&page=2`, 2, 10, 3);
@@ -114,7 +121,19 @@ describe("pagination links and credentials or long queries", () => {
   });
 
   it("keep parameters whose names only look alike", () => {
-    for (const name of ["sortKey", "monkey", "tokenizer", "signed", "author", "status", "q"]) {
+    for (
+      const name of [
+        "sortKey",
+        "monkey",
+        "tokenizer",
+        "signed",
+        "author",
+        "status",
+        "q",
+        "code",
+        "turkey",
+      ]
+    ) {
       const links = offsetPaginationLinks(`/items?${name}=v&page=2`, 2, 10, 3);
       assert.equal(links.next, `/items?${name}=v&page=3&limit=10`, name);
     }

@@ -77,7 +77,14 @@ describe("parsePaginationQuery", () => {
     });
     assert.equal(refused(() => parsePaginationQuery({ limit: ["1", "2"] })), "limit");
     assert.equal(refused(() => parsePaginationQuery({ page: { $gt: "1" } })), "page");
-    assert.equal(refused(() => parsePaginationQuery({ limit: 5 })), "limit");
+    assert.deepEqual(
+      parsePaginationQuery({ page: 2, limit: 10 }),
+      { kind: "offset", page: 2, limit: 10 },
+      "numbers of a schema's coercion (Fastify's querystring schema)",
+    );
+    for (const limit of [0, -1, 2.5, NaN, Infinity, 2 ** 53, 5n]) {
+      assert.equal(refused(() => parsePaginationQuery({ limit })), "limit", String(limit));
+    }
     assert.equal(
       refused(() => parsePaginationQuery({ cursor: ["a"] }, { kind: "cursor" })),
       "cursor",
