@@ -31,7 +31,7 @@ const MAX_ECHOED_LENGTH = 1_000;
 /**
  * Names (lower case, letters and digits only) of parameters that carry credentials: these names,
  * and any name ending with one of `CREDENTIAL_ENDINGS` (`refresh_token`, `X-Amz-Signature`,
- * `session_id`). Value shapes come from key_format.ts (the layouts' one home, a leaf), but only
+ * `session_id`, 3scale's `user_key`, Azure's `subscription-key`). Value shapes come from key_format.ts (the layouts' one home, a leaf), but only
  * the current layout's: legacy layouts are the service's option, unknown here, so the names cover
  * keys passed the usual ways.
  */
@@ -46,6 +46,12 @@ const CREDENTIAL_ENDINGS = [
   "accesskey",
   "privatekey",
   "secretkey",
+  "userkey",
+  "subscriptionkey",
+  "authkey",
+  "appkey",
+  "clientkey",
+  "licensekey",
   "signature",
   "credential",
   "credentials",

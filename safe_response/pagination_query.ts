@@ -89,10 +89,17 @@ function single(
   return value;
 }
 
-/** A positive safe integer written in ASCII digits, or `undefined` when absent. */
+/**
+ * A positive safe integer written in ASCII digits (or a number already, as a
+ * querystring schema's coercion gives), or `undefined` when absent.
+ */
 function count(value: unknown, name: PaginationQueryParameter): number | undefined {
   if (value === undefined) return undefined;
-  const parsed = typeof value === "string" ? decimalCount(value) : undefined;
+  const parsed = typeof value === "string"
+    ? decimalCount(value)
+    : Number.isSafeInteger(value)
+    ? value as number
+    : undefined;
   if (parsed === undefined || parsed < 1) throw new PaginationQueryError(name, NOT_A_COUNT);
   return parsed;
 }
