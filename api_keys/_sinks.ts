@@ -23,6 +23,15 @@ export function failureLine(label: string, error: unknown): string {
   return redactApiKeys(`api-keys: ${label} failed (${errorNameOf(error)})`);
 }
 
+/** Writes `line` with `write` (a console method); never throws. */
+export function logLine(write: (line: string) => void, line: string): void {
+  try {
+    write(line);
+  } catch {
+    // the console itself failed: nothing left to tell
+  }
+}
+
 /**
  * A failure reporter for the caller-supplied function `label`: the first
  * failure is logged with one `console.warn` (see `failureLine`), the rest are
@@ -33,11 +42,7 @@ export function warnOnce(label: string): (error: unknown) => void {
   return (error) => {
     if (warned) return;
     warned = true;
-    try {
-      console.warn(`${failureLine(label, error)}; further failures are not logged`);
-    } catch {
-      // the console itself failed: nothing left to tell
-    }
+    logLine(console.warn, `${failureLine(label, error)}; further failures are not logged`);
   };
 }
 
@@ -58,18 +63,11 @@ export interface OutageReporter {
 export function warnPerOutage(label: string): OutageReporter {
   let failures = 0;
   let since = 0;
-  const log = (write: (line: string) => void, line: string) => {
-    try {
-      write(line);
-    } catch {
-      // the console itself failed: nothing left to tell
-    }
-  };
   return {
     failed(error) {
       if (failures++ > 0) return;
       since = Date.now();
-      log(
+      logLine(
         console.warn,
         `${failureLine(label, error)}; further failures are not logged until it recovers`,
       );
@@ -79,7 +77,7 @@ export function warnPerOutage(label: string): OutageReporter {
       const line = `api-keys: ${label} recovered after ${failures} failed pass(es) since ` +
         new Date(since).toISOString();
       failures = 0;
-      log(console.info, line);
+      logLine(console.info, line);
     },
   };
 }

@@ -9,7 +9,8 @@
  */
 import type { ApiKeyEvent } from "../events.ts";
 import type { AuditAccess } from "../storage/_access.ts";
-import { type Dispatch, warnOnce } from "../_sinks.ts";
+import { type Dispatch, logLine, warnPerOutage } from "../_sinks.ts";
+import { redactApiKeys } from "../key_format.ts";
 import { fail, instantProblem, requireTenantId, storableTextProblem } from "../_input.ts";
 import { auditOptions } from "../_options.ts";
 import {
@@ -101,6 +102,22 @@ function chainError(answer: Extract<AuditVerification, { ok: false }>): Error {
   return error;
 }
 
+/**
+ * Logs, with one `console.error`, that an automatic checkpoint of `tenantId`
+ * found its chain broken: the tenant and where and how (the `AuditChainError`'s
+ * message, never a secret), each time one finds it.
+ */
+function logBrokenChain(tenantId: string, error: Error): void {
+  logLine(
+    console.error,
+    redactApiKeys(
+      `api-keys: the audit checkpoint of tenant ${
+        JSON.stringify(tenantId)
+      } found the chain broken: ${error.message}`,
+    ),
+  );
+}
+
 /** A stored record as the service answers it (a body that is not an entry throws). */
 export function toAuditRecord(stored: StoredAuditRecord): AuditRecord {
   const entry = JSON.parse(stored.body) as AuditEntry;
@@ -149,7 +166,10 @@ export class AuditLog {
   readonly #since = new Map<string, { count: number; atMs: number }>();
   /** Per tenant, the head of the last checkpoint this instance signed: the next verifies from it. */
   readonly #signed = new Map<string, { seq: number; hash: string }>();
-  readonly #failed = warnOnce("audit");
+  /** Tenants with an automatic checkpoint running: a record meanwhile starts no other one. */
+  readonly #checkpointing = new Set<string>();
+  /** Failures of the background writes but a broken chain: once per outage. */
+  readonly #failed = warnPerOutage("audit");
   /** Records and checkpoints being written in the background (see `settled`). */
   readonly #pending = new Set<Promise<void>>();
 
@@ -226,8 +246,8 @@ export class AuditLog {
 
   /**
    * Records the refused verifications of `keyId` in the UTC hour starting at
-   * `hour` (counts by code, zeros left out), actor `system`. Detached; a
-   * failure is warned about once.
+   * `hour` (counts by code, zeros left out), actor `system`. Detached (see
+   * `#detach`).
    */
   refusals(keyId: string, tenantId: string, hour: Date, refused: Record<string, number>): void {
     const audit = this.entry(
@@ -258,7 +278,10 @@ export class AuditLog {
   /**
    * Counts a record of `tenantId` written by this instance; past
    * `checkpointEvery` of them or `checkpointIntervalMs`, signs a checkpoint
-   * of the head and emits it (detached; a failure is warned about once).
+   * of the head and emits it (detached, one per tenant at a time). The count
+   * starts again only once a checkpoint succeeded: after a failure, the next
+   * record tries again. A chain found broken is logged each time (see
+   * `logBrokenChain`); other failures as in `#detach`.
    */
   appended(tenantId: string): void {
     const nowMs = this.#clock().getTime();
@@ -268,11 +291,25 @@ export class AuditLog {
     setBounded(this.#since, tenantId, since);
     const { checkpointEvery, checkpointIntervalMs } = this.#options;
     if (since.count < checkpointEvery && nowMs - since.atMs < checkpointIntervalMs) return;
-    this.#since.set(tenantId, { count: 0, atMs: nowMs });
+    if (this.#checkpointing.has(tenantId)) return;
+    this.#checkpointing.add(tenantId);
+    const counted = since.count;
     this.#detach(async () => {
-      const checkpoint = await this.checkpoint(tenantId);
-      if (checkpoint !== null) {
-        this.#emit?.({ type: "api_key.audit_checkpoint", at: this.#clock(), checkpoint });
+      try {
+        const checkpoint = await this.checkpoint(tenantId);
+        // The records counted are signed; those appended meanwhile count toward the next one.
+        const now = this.#since.get(tenantId);
+        if (now !== undefined) {
+          Object.assign(now, { count: Math.max(0, now.count - counted), atMs: nowMs });
+        }
+        if (checkpoint !== null) {
+          this.#emit?.({ type: "api_key.audit_checkpoint", at: this.#clock(), checkpoint });
+        }
+      } catch (error) {
+        if (!(error instanceof Error) || error.name !== "AuditChainError") throw error;
+        logBrokenChain(tenantId, error);
+      } finally {
+        this.#checkpointing.delete(tenantId);
       }
     });
   }
@@ -280,7 +317,7 @@ export class AuditLog {
   /**
    * Records what the library's jobs did, from their events: expiry notices,
    * ended rotations (actor `system`) and exposed keys (actor `leak-report`).
-   * Detached; a failure is warned about once.
+   * Detached (see `#detach`).
    */
   observe(event: ApiKeyEvent): void {
     this.#detach(() => this.#observe(event));
@@ -291,11 +328,15 @@ export class AuditLog {
     while (this.#pending.size > 0) await Promise.all(this.#pending);
   }
 
-  /** Runs `write` in the background: a failure is warned about once, `settled` waits for it. */
+  /**
+   * Runs `write` in the background, `settled` waiting for it: a failure (a
+   * record lost) is warned about once per outage, its end logged at the next
+   * write that succeeds (see `warnPerOutage`).
+   */
   #detach(write: () => Promise<void> | undefined): void {
     const pending = new Promise<void>((resolve) => resolve(write())).then(
-      undefined,
-      this.#failed,
+      () => this.#failed.succeeded(),
+      (error) => this.#failed.failed(error),
     ).finally(() => this.#pending.delete(pending));
     this.#pending.add(pending);
   }

@@ -2,7 +2,8 @@
  * The hash chain of the audit log: canonical JSON, each record's hash, the
  * verification of a run of records and the signed checkpoints. Pure
  * functions over Web Crypto (SHA-256, HMAC-SHA-256): a tenant can run
- * `verifyAuditChain` on an export with no access to the database.
+ * `verifyAuditChain` on an export's lines (read by `storedAuditRecord`) with
+ * no access to the database.
  *
  * @module
  */
@@ -10,6 +11,7 @@ import { hasLoneSurrogate } from "../../telemetry/_text.ts";
 import type {
   AuditChainState,
   AuditCheckpoint,
+  AuditExportLine,
   AuditVerification,
   StoredAuditRecord,
 } from "./types.ts";
@@ -229,6 +231,37 @@ export async function verifyAuditChain(
     const step = await walk.next();
     if (step.done) return step.value;
   }
+}
+
+/**
+ * A line of `exportAuditLog` (its JSON text, or parsed) as the record
+ * `verifyAuditChain` takes: its entry (every field but `type`, `tenantId`,
+ * `seq`, `at`, `prevHash` and `hash`) as the canonical JSON body, `at` as a
+ * `Date`. `null` for a checkpoint line; a `TypeError` for anything else (a
+ * `SyntaxError` for text that is not JSON).
+ *
+ * @example
+ * ```ts
+ * import { storedAuditRecord } from "./chain.ts";
+ * storedAuditRecord('{"type":"checkpoint"}'); // null
+ * ```
+ */
+export function storedAuditRecord(line: string | AuditExportLine): StoredAuditRecord | null {
+  const parsed: unknown = typeof line === "string" ? JSON.parse(line) : line;
+  const fields =
+    (typeof parsed === "object" && parsed !== null && !Array.isArray(parsed)
+      ? parsed
+      : {}) as Record<string, unknown>;
+  if (fields.type === "checkpoint") return null;
+  const { type, tenantId, seq, at, prevHash, hash, ...entry } = fields;
+  const when = new Date(typeof at === "string" ? at : Number.NaN);
+  if (
+    type !== "record" || typeof tenantId !== "string" || !Number.isSafeInteger(seq) ||
+    Number.isNaN(when.getTime()) || typeof prevHash !== "string" || typeof hash !== "string"
+  ) {
+    throw new TypeError("not a record or checkpoint line of an audit export");
+  }
+  return { tenantId, seq: seq as number, at: when, body: canonicalJson(entry), prevHash, hash };
 }
 
 /**

@@ -34,6 +34,7 @@ export {
   checkpointValid,
   GENESIS_HASH,
   signCheckpoint,
+  storedAuditRecord,
   verifyAuditChain,
 } from "./chain.ts";
 export { AUDIT_EXPORT_SCHEMA, type AuditExportSchema } from "./export_schema.ts";

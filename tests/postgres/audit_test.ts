@@ -27,11 +27,11 @@ import {
   verifyAuditChain,
 } from "../../api_keys/audit/chain.ts";
 import { serviceHooks } from "../../api_keys/_service_hooks.ts";
-import type { AuditAppend, AuditVerification } from "../../api_keys/audit/types.ts";
+import type { AuditAppend, AuditReadQuery, AuditVerification } from "../../api_keys/audit/types.ts";
 import { storedRecord } from "../api_keys/storage/stored_record.ts";
 import { createPrismaClient, databaseReady, probeDatabase } from "./prisma_client.ts";
 import pg from "pg";
-import { PRUNE_AUDIT_SQL } from "../../api_keys/audit/_sql.ts";
+import { PRUNE_AUDIT_SQL, readAuditParams, readAuditSql } from "../../api_keys/audit/_sql.ts";
 
 const url = Deno.env.get("DATABASE_URL");
 const unavailable = await probeDatabase(url);
@@ -637,6 +637,45 @@ if (databaseReady("the audit log on PostgreSQL", unavailable)) {
             "WHERE conrelid = 'api_key_audit'::regclass AND conname = 'api_key_audit_seq_positive'",
         );
         assert.deepEqual(rows, [{ convalidated: true }]);
+      } finally {
+        await client.query(`DROP SCHEMA ${schema} CASCADE`);
+        await client.end();
+      }
+    });
+
+    it("migration 0030: a page filtered by actor or by action reads its index, not the tenant's whole chain", async () => {
+      const schema = `audit_filters_${crypto.randomUUID().replaceAll("-", "")}`;
+      const client = new pg.Client({ connectionString: url });
+      await client.connect();
+      const migration = async (name: string) =>
+        await client.query(
+          await Deno.readTextFile(
+            new URL(`../../prisma/migrations/${name}/migration.sql`, import.meta.url),
+          ),
+        );
+      try {
+        await client.query(`CREATE SCHEMA ${schema}; SET search_path TO ${schema}`);
+        await migration("0017_api_key_audit");
+        await migration("0030_api_key_audit_filters");
+        await client.query(
+          "INSERT INTO api_key_audit (tenant_id, seq, at, body, prev_hash, hash) " +
+            "SELECT 't', i, now(), json_build_object('v', 1, 'action', 'key.renamed', " +
+            "'actor', 'app', 'keyId', 'k' || (i % 50))::text, repeat('0', 64), repeat('0', 64) " +
+            "FROM generate_series(1, 20000) i",
+        );
+        await client.query("ANALYZE api_key_audit");
+        const plan = async (filter: Pick<AuditReadQuery, "actor" | "action">) =>
+          (await client.query(
+            `EXPLAIN (COSTS OFF) ${readAuditSql("desc")}`,
+            readAuditParams({ tenantId: "t", order: "desc", limit: 26, ...filter }),
+          )).rows.map((row) => row["QUERY PLAN"]).join("\n");
+        assert.match(await plan({ actor: "nobody" }), /api_key_audit_tenant_id_actor_seq_idx/);
+        assert.match(
+          await plan({ action: "key.exposed" }),
+          /api_key_audit_tenant_id_action_seq_idx/,
+        );
+        // Applied again, it changes nothing.
+        await migration("0030_api_key_audit_filters");
       } finally {
         await client.query(`DROP SCHEMA ${schema} CASCADE`);
         await client.end();

@@ -864,12 +864,12 @@ describe("api_keys/audit/_log.ts", () => {
     await kept.close();
   });
 
-  it("emits no automatic checkpoint over a chain that does not verify, and warns once", async () => {
+  it("emits no automatic checkpoint over a chain that does not verify, and logs it each time", async () => {
     const storage = new RacingAuditStorage();
     const { service, events } = auditedService({ checkpointEvery: 1, storage });
-    const warn = console.warn;
+    const warn = console.error;
     const warned: string[] = [];
-    console.warn = (line: string) => warned.push(line);
+    console.error = (line: string) => warned.push(line);
     const emitted = () =>
       events.filter((e): e is ApiKeyAuditCheckpointEvent => e.type === "api_key.audit_checkpoint");
     try {
@@ -883,12 +883,13 @@ describe("api_keys/audit/_log.ts", () => {
       }
       await service.close();
     } finally {
-      console.warn = warn;
+      console.error = warn;
     }
     assert.deepEqual(emitted().map((e) => e.checkpoint.seq), [1]);
-    assert.deepEqual(warned, [
-      "api-keys: audit failed (AuditChainError); further failures are not logged",
-    ]);
+    assert.ok(warned.length > 0, "each checkpoint that found it logs a line");
+    for (const line of warned) {
+      assert.match(line, /^api-keys: the audit checkpoint of tenant "t" found the chain broken: /);
+    }
   });
 
   it("exports only what verifies: a tampered record ends the export with an error before its line, no checkpoint at or past it", async () => {
@@ -1342,6 +1343,144 @@ describe("api_keys/audit/_log.ts", () => {
  * An audit capability holding, for each tenant asked, a chain of two records;
  * it lists the tenant and `afterSeq` of each read.
  */
+describe("api_keys/audit/_log.ts: writes outside the change's transaction", () => {
+  /** One tenant's chain in memory; `fail` makes appends (or reads) reject while set. */
+  function flakyAccess() {
+    const rows: StoredAuditRecord[] = [];
+    const fail = { append: false, reads: 0 };
+    const access = {
+      async append(a: AuditAppend): Promise<StoredAuditRecord> {
+        if (fail.append) throw new Error("storage deadline exceeded");
+        const prevHash = rows.at(-1)?.hash ?? GENESIS_HASH;
+        const seq = rows.length + 1;
+        const hash = await auditHash(prevHash, a.tenantId, seq, a.at, a.body);
+        rows.push({ tenantId: a.tenantId, seq, at: a.at, body: a.body, prevHash, hash });
+        return { ...rows.at(-1)! };
+      },
+      read(q: AuditReadQuery): Promise<AuditReadAnswer> {
+        if (fail.reads > 0 && fail.reads--) return Promise.reject(new Error("stalled"));
+        const kept = rows.filter((r) =>
+          r.seq > (q.afterSeq ?? 0) && r.seq < (q.beforeSeq ?? Infinity)
+        );
+        const last = rows.at(-1);
+        return Promise.resolve({
+          records: (q.order === "desc" ? kept.reverse() : kept).slice(0, q.limit),
+          state: {
+            head: last === undefined ? null : { seq: last.seq, hash: last.hash },
+            anchor: { seq: 1, prevHash: GENESIS_HASH },
+          },
+        });
+      },
+      prune: undefined,
+    };
+    const events: ApiKeyAuditCheckpointEvent[] = [];
+    const log = new AuditLog(
+      access,
+      { checkpointKey: CHECKPOINT_KEY, checkpointEvery: 2 },
+      () => new Date(0),
+      (event) => {
+        if (event.type === "api_key.audit_checkpoint") events.push(event);
+      },
+      "audit",
+    );
+    const exposed = (keyId: string) =>
+      ({
+        type: "api_key.exposed",
+        at: new Date(0),
+        keyId,
+        tenantId: "t",
+        prefix: "sk_x",
+        environment: "live",
+        source: "content",
+        url: null,
+      }) as const;
+    const renamed = (actor: string) =>
+      log.append(log.entry("t", "key.renamed", { actor }, "app", { id: "k", prefix: "p" }, {}));
+    return { rows, fail, log, events, exposed, renamed };
+  }
+
+  /** What `run` logs with `console.warn`, `console.error` and `console.info`. */
+  async function logged(run: () => Promise<void>): Promise<string[]> {
+    const lines: string[] = [];
+    const saved = [console.warn, console.error, console.info];
+    console.warn = (line: string) => lines.push(`warn ${line}`);
+    console.error = (line: string) => lines.push(`error ${line}`);
+    console.info = (line: string) => lines.push(`info ${line}`);
+    try {
+      await run();
+    } finally {
+      [console.warn, console.error, console.info] = saved;
+    }
+    return lines;
+  }
+
+  it("a background record lost is warned about once per outage, not once per process", async () => {
+    const { fail, log, exposed, rows } = flakyAccess();
+    const lines = await logged(async () => {
+      for (const outage of [["k1", "k2"], ["k3"]]) {
+        fail.append = true;
+        for (const keyId of outage) log.observe(exposed(keyId));
+        await log.settled();
+        fail.append = false;
+        log.observe(exposed(`${outage[0]}-after`));
+        await log.settled();
+      }
+    });
+    assert.equal(rows.length, 2);
+    assert.equal(lines.filter((line) => line.startsWith("warn ")).length, 2, lines.join("\n"));
+    assert.match(lines[0], /^warn api-keys: audit failed \(Error\)/);
+    assert.equal(lines.filter((line) => line.startsWith("info ")).length, 2, lines.join("\n"));
+  });
+
+  it("a chain an automatic checkpoint finds broken is logged each time it is found, after an outage too", async () => {
+    const { fail, log, rows, events, exposed, renamed } = flakyAccess();
+    const lines = await logged(async () => {
+      fail.append = true;
+      log.observe(exposed("k1"));
+      await log.settled();
+      fail.append = false;
+      await renamed("a");
+      rows[0] = { ...rows[0], body: rows[0].body.replace('"actor":"a"', '"actor":"mallory"') };
+      for (const actor of ["b", "c", "d"]) {
+        await renamed(actor);
+        await log.settled();
+      }
+    });
+    assert.deepEqual(events, []);
+    // Each record from the second on starts a checkpoint (none succeeded since the last).
+    const broken = lines.filter((line) => line.startsWith("error "));
+    assert.equal(broken.length, 3, lines.join("\n"));
+    for (const line of broken) {
+      assert.equal(
+        line,
+        'error api-keys: the audit checkpoint of tenant "t" found the chain broken: ' +
+          "the audit chain does not verify at seq 1 (edited: the record's content does not match its hash)",
+      );
+    }
+  });
+
+  it("counts the records since the last checkpoint until one succeeds: a failed one is tried again at the next record", async () => {
+    const { fail, log, events, renamed } = flakyAccess();
+    await logged(async () => {
+      fail.reads = 1;
+      await renamed("a");
+      await renamed("b");
+      await log.settled();
+      assert.deepEqual(events, []);
+      await renamed("c");
+      await log.settled();
+    });
+    assert.deepEqual(events.map((e) => e.checkpoint.seq), [3]);
+    // Counted again from that checkpoint: the next one comes two records later.
+    await renamed("d");
+    await log.settled();
+    assert.equal(events.length, 1);
+    await renamed("e");
+    await log.settled();
+    assert.deepEqual(events.map((e) => e.checkpoint.seq), [3, 5]);
+  });
+});
+
 function twoRecordChains() {
   const read: string[] = [];
   const readsAfter: number[] = [];

@@ -102,6 +102,39 @@ describe("api_keys/audit/mod.ts", () => {
     assert.ok(audit.AUDIT_ACTIONS.includes("key.created"));
   });
 
+  it("storedAuditRecord turns an export's record lines into what verifyAuditChain takes (null for a checkpoint line)", async () => {
+    const { service } = setup();
+    const { id } = await service.create({
+      tenantId: "acme",
+      name: "ci",
+      scopes: [{ resource: "orders", level: "read" }],
+    });
+    await service.revoke(id, { actor: "bob" });
+    const lines: string[] = [];
+    for await (const line of service.exportAuditLog("acme")) lines.push(line);
+    const records = lines.map((line) => audit.storedAuditRecord(line));
+    assert.equal(records.at(-1), null, "the last line is a checkpoint");
+    const kept = records.filter((r) => r !== null);
+    assert.equal(kept.length, 2);
+    assert.deepEqual(await audit.verifyAuditChain(kept, { tenantId: "acme" }), {
+      ok: true,
+      checked: 2,
+      head: { seq: 2, hash: kept[1].hash },
+    });
+    // A parsed line is taken as well; an edited one is found.
+    const parsed = JSON.parse(lines[1].replace('"actor":"bob"', '"actor":"eve"'));
+    const edited = [kept[0], audit.storedAuditRecord(parsed)!];
+    const answer = await audit.verifyAuditChain(edited, { tenantId: "acme" });
+    assert.deepEqual(answer.ok ? undefined : [answer.problem, answer.seq], ["edited", 2]);
+    for (const line of ["{}", "[1]", '{"type":"record","seq":"1"}', "not json"]) {
+      assert.throws(
+        () => audit.storedAuditRecord(line),
+        line === "not json" ? SyntaxError : TypeError,
+      );
+    }
+    await service.close();
+  });
+
   it("GET /audit answers the tenant's records by the routes' actors, newest first, with a cursor", async () => {
     const { service, call, decisions } = setup();
     const alice = { tenant: "acme", user: "alice@acme" };
