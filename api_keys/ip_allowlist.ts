@@ -191,6 +191,18 @@ function networkOf([address, bits]: Range): string {
   return `${ipText(bytes)}/${bits}`;
 }
 
+/**
+ * What a rate limit counts a client by: an IPv4 address (IPv4-mapped IPv6
+ * included) as its canonical text, an IPv6 address as its network of
+ * `ipv6Bits` leading bits (`2001:db8:1:2::/64`), as `@nestjs/throttler`
+ * groups them; `undefined` when `text` is no address.
+ */
+export function trackedNetwork(text: string | undefined, ipv6Bits: number): string | undefined {
+  const address = typeof text === "string" ? parseIpAddress(text) : undefined;
+  if (address === undefined) return undefined;
+  return address.bytes.length === 4 ? address.toString() : networkOf([address, ipv6Bits]);
+}
+
 /** The characters of IP and CIDR text (hex digits, `:`, `.`, `/`). */
 const IP_TEXT = /^[0-9A-Fa-f:./]+$/;
 

@@ -331,9 +331,14 @@ export function createThrottlerStorage(
 
 /**
  * A throttler tracker: `key:<id>` for a request the API-key guard verified
- * (`request.apiKey.keyId`), else `ip:<client IP>` (`request.ip`). Synchronous,
- * so it serves the `getTracker` option (throttler 5.1 and later) and the
- * guard's `getTracker(req)` override (4.x, which does not await, and 5.0).
+ * (`request.apiKey.keyId`), else `ip:<client IP>` (`request.ip`, the text as
+ * is). Synchronous, so it serves the `getTracker` option (throttler 5.1 and
+ * later) and the guard's `getTracker(req)` override (4.x, which does not
+ * await, and 5.0). Its limits: it sees no key under a custom context writer,
+ * `request.ip` is the proxy's when framework proxy trust is off (every client
+ * then shares one count), and IPv6 addresses are not grouped by network (a
+ * client rotating within its /64 is never limited). `ApiKeysThrottlerTracker`
+ * (`./api-keys/nest`) has none of them.
  *
  * @example
  * ```ts

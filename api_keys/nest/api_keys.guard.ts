@@ -9,7 +9,7 @@ import { Inject, Injectable, InternalServerErrorException, Logger, Optional } fr
 import { Reflector } from "@nestjs/core";
 import type { ApiKeyHeaderReader } from "../extract_api_key.ts";
 import { ApiKeysService } from "../service.ts";
-import { isThenable, resolveClientIp } from "../ip_allowlist.ts";
+import { isThenable, resolveClientIp, trackedNetwork } from "../ip_allowlist.ts";
 import { apiKeyChallenge, ApiKeyError } from "../errors.ts";
 import { failureLine } from "../_sinks.ts";
 import { bugReporter, rateLimitHeaders } from "../metering/_limits.ts";
@@ -290,5 +290,90 @@ export class ApiKeysGuard {
     }
     byController.set(controller, requirements);
     return requirements;
+  }
+}
+
+/** Options of `ApiKeysThrottlerTracker.getTracker`. */
+export interface ApiKeysThrottlerTrackerOptions {
+  /**
+   * Leading bits an IPv6 client is counted by, 0 to 128 (default 64, as in
+   * `@nestjs/throttler`): a client holds a whole /64 and could rotate its
+   * addresses within it.
+   */
+  ipv6SubnetPrefix?: number;
+}
+
+/**
+ * `@nestjs/throttler` tracker bound to `ApiKeysModule` (which provides it):
+ * `key:<key id>` for a request `ApiKeysGuard` verified (`getApiKeyContext`,
+ * so any context writer works), else `ip:<client>` from the module's
+ * `clientIpResolver` (the guard's), IPv4-mapped IPv6 read as IPv4 and IPv6
+ * grouped by network (`ip:2001:db8:1:2::/64`); `ip:unknown` when the resolver
+ * finds no address. Synchronous when the resolver is.
+ *
+ * @example
+ * ```ts
+ * import { Module } from "@nestjs/common";
+ * import { ThrottlerModule } from "@nestjs/throttler";
+ * import { InMemoryApiKeyStorage } from "@saferoute/api-kit/api-keys";
+ * import { ApiKeysModule, ApiKeysThrottlerTracker } from "@saferoute/api-kit/api-keys/nest";
+ *
+ * @Module({
+ *   imports: [
+ *     ApiKeysModule.forRoot({
+ *       peppers: { 1: "a-pepper-of-at-least-thirty-two-bytes" },
+ *       storage: new InMemoryApiKeyStorage(),
+ *     }),
+ *     ThrottlerModule.forRootAsync({
+ *       inject: [ApiKeysThrottlerTracker],
+ *       useFactory: (tracker: ApiKeysThrottlerTracker) => ({
+ *         throttlers: [{ ttl: 60_000, limit: 100 }],
+ *         getTracker: tracker.getTracker(),
+ *       }),
+ *     }),
+ *   ],
+ * })
+ * class AppModule {}
+ * ```
+ */
+@Injectable()
+export class ApiKeysThrottlerTracker {
+  readonly #resolveClientIp: ApiKeyClientIpResolver;
+  readonly #logger = new Logger("ApiKeysThrottlerTracker");
+  readonly #logError = (line: string): void => this.#logger.error(line);
+
+  /** Builds the tracker; a missing resolver means the default one. */
+  constructor(
+    @Optional() @Inject(API_KEYS_CLIENT_IP_RESOLVER) clientIpResolver?:
+      | ApiKeyClientIpResolver
+      | null,
+  ) {
+    this.#resolveClientIp = clientIpResolver ?? defaultApiKeyClientIpResolver;
+  }
+
+  /**
+   * The `getTracker` function (`ThrottlerModule` option, or what a `ThrottlerGuard`
+   * subclass's `getTracker(request)` returns). Throws a `TypeError` when
+   * `ipv6SubnetPrefix` is not an integer from 0 to 128.
+   */
+  getTracker(
+    options: ApiKeysThrottlerTrackerOptions = {},
+  ): (request: object) => string | Promise<string> {
+    const bits = options.ipv6SubnetPrefix ?? 64;
+    if (!Number.isInteger(bits) || bits < 0 || bits > 128) {
+      throw new TypeError("ipv6SubnetPrefix must be an integer from 0 to 128");
+    }
+    const tracked = (ip: string | undefined) => `ip:${trackedNetwork(ip, bits) ?? "unknown"}`;
+    return (request) => {
+      const keyId = getApiKeyContext(request)?.keyId;
+      if (typeof keyId === "string" && keyId !== "") return `key:${keyId}`;
+      const ip = resolveClientIp(
+        this.#resolveClientIp,
+        [request],
+        "clientIpResolver",
+        this.#logError,
+      );
+      return isThenable(ip) ? ip.then(tracked) : tracked(ip);
+    };
   }
 }

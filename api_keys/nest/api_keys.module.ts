@@ -28,7 +28,7 @@ import {
   type ApiKeyClientIpResolver,
   type ApiKeyContextWriter,
 } from "./api_keys.constants.ts";
-import { ApiKeysGuard } from "./api_keys.guard.ts";
+import { ApiKeysGuard, ApiKeysThrottlerTracker } from "./api_keys.guard.ts";
 
 /**
  * Runs `ApiKeysService.notifyExpiring` on an interval (option `expiryNotices`
@@ -250,10 +250,12 @@ function buildModule(optionsProvider: Provider, imports: DynamicModule["imports"
       },
       { provide: SINGLETON_CHECK, useFactory: singletonCheck, inject: [ModuleRef] },
       ApiKeysGuard,
+      ApiKeysThrottlerTracker,
     ],
     exports: [
       ApiKeysService,
       ApiKeysGuard,
+      ApiKeysThrottlerTracker,
       API_KEYS_CONTEXT_WRITER,
       API_KEYS_CLIENT_IP_RESOLVER,
       API_KEYS_MODULE_OPTIONS, // for the deprecated API_KEYS_OPTIONS alias

@@ -56,7 +56,13 @@ export {
   type ApiKeysModuleAsyncOptions,
   type ApiKeysModuleOptions,
 } from "./api_keys.module.ts";
-export { ApiKeysGuard, type ApiKeysGuardContext, getApiKeyContext } from "./api_keys.guard.ts";
+export {
+  ApiKeysGuard,
+  type ApiKeysGuardContext,
+  ApiKeysThrottlerTracker,
+  type ApiKeysThrottlerTrackerOptions,
+  getApiKeyContext,
+} from "./api_keys.guard.ts";
 export {
   type ApiKeyHttpErrorBody,
   type ApiKeyHttpErrorCode,

@@ -6,6 +6,7 @@ import {
   isThenable,
   normalizeAllowedIpCidrs,
   resolveClientIp,
+  trackedNetwork,
 } from "../../api_keys/ip_allowlist.ts";
 import { createApiKeysAdminHandler } from "../../api_keys/admin/mod.ts";
 import { makeService } from "./helpers.ts";
@@ -219,6 +220,25 @@ describe("isIpAllowed", () => {
     assert.equal(isIpAllowed("2001:db9::5", ["0.0.0.0/0"]), false);
     assert.equal(isIpAllowed("2001:db9::5", ["::/0"]), true);
     assert.equal(isIpAllowed("fe80::1%eth0", ["::/0"]), false);
+  });
+});
+
+describe("trackedNetwork", () => {
+  it("IPv4 (IPv4-mapped included) as the address, IPv6 as its network of the given bits", () => {
+    assert.equal(trackedNetwork("198.51.100.7", 64), "198.51.100.7");
+    assert.equal(trackedNetwork("::ffff:198.51.100.7", 64), "198.51.100.7");
+    assert.equal(trackedNetwork("::FFFF:c633:6407", 64), "198.51.100.7");
+    assert.equal(trackedNetwork("2001:db8:1:2::1", 64), "2001:db8:1:2::/64");
+    assert.equal(trackedNetwork("2001:0DB8:1:2:ffff:1:2:3", 64), "2001:db8:1:2::/64");
+    assert.equal(trackedNetwork("2001:db8:1:2ff::1", 56), "2001:db8:1:200::/56");
+    assert.equal(trackedNetwork("2001:db8::1", 128), "2001:db8::1/128");
+    assert.equal(trackedNetwork("2001:db8::1", 0), "::/0");
+  });
+
+  it("anything that is no address is undefined", () => {
+    for (const text of [undefined, "", "unknown", "fe80::1%eth0", "1.2.3", "x".repeat(100)]) {
+      assert.equal(trackedNetwork(text, 64), undefined, String(text));
+    }
   });
 });
 

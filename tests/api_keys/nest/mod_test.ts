@@ -53,6 +53,7 @@ describe("api_keys/nest/mod.ts", () => {
       "ApiKeyHttpException",
       "ApiKeysGuard",
       "ApiKeysModule",
+      "ApiKeysThrottlerTracker",
       "CurrentApiKey",
       "ENVIRONMENT_METADATA",
       "RateLimit", // deprecated
