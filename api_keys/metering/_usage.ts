@@ -1,6 +1,7 @@
 /**
  * The usage recorder of `ApiKeysService` (option `usage`): counts per key and
- * UTC hour kept in memory, O(1) per verification, written every
+ * UTC hour kept in memory (a count at its request's start: a late one joins
+ * its own hour's row), O(1) per verification, written every
  * `flushIntervalMs` as one row per (key, hour) that adds to the stored
  * counts, 1,000 rows per storage call, `lastUsedAt` with them. Each write is
  * a batch with an id; a failed write is retried as it was (same rows, same
@@ -52,15 +53,6 @@ class Pending {
   readonly refused: number[] = new Array(API_KEY_USAGE_REFUSALS.length).fill(0);
   constructor(readonly keyId: string, readonly tenantId: string, readonly bucketMs: number) {}
 
-  add(other: Pending): void {
-    this.accepted = plus(this.accepted, other.accepted);
-    this.cost = plus(this.cost, other.cost);
-    this.lastUsed = Math.max(this.lastUsed, other.lastUsed);
-    for (let i = 0; i < this.refused.length; i++) {
-      this.refused[i] = plus(this.refused[i], other.refused[i]);
-    }
-  }
-
   toRow(): ApiKeyUsageRow {
     const row: ApiKeyUsageRow = {
       ...zeroCounts(),
@@ -74,6 +66,12 @@ class Pending {
     API_KEY_USAGE_REFUSALS.forEach((code, i) => row.refused[code] = this.refused[i]);
     return row;
   }
+}
+
+/** The rows of one UTC hour waiting for a flush, by key (oldest key first). */
+interface Hour {
+  readonly bucketMs: number;
+  readonly rows: Map<string, Pending>;
 }
 
 /** A write: its rows, and its id, kept while it is retried. */
@@ -120,14 +118,17 @@ export type RefusalSink = (
 /** Counts verification outcomes per key and hour and flushes them (see the module documentation). */
 export class UsageRecorder {
   readonly #s: UsageRecorderSettings;
-  /** The row of each key seen in hour `#bucketMs` since the last flush, oldest key first. */
+  /**
+   * The rows waiting for a flush, one per key and hour, in hour order: a count of an earlier
+   * hour than the latest (a request that began before it ended) joins its own hour's rows.
+   */
+  #hours: Hour[] = [];
+  /** Rows in `#hours`. */
+  #heldRows = 0;
+  /** The rows of hour `#bucketMs`, the latest counted since the last flush (the last of `#hours`). */
   #current = new Map<string, Pending>();
-  /** The hour of every row in `#current` (none yet: the first count starts one). */
+  /** The hour of `#current` (none after a flush: the next count starts one). */
   #bucketMs = NaN;
-  /** Rows of earlier hours waiting for a flush: each a former `#current`, oldest first. */
-  #past: Map<string, Pending>[] = [];
-  /** Rows in `#past`. */
-  #pastRows = 0;
   /** Failed writes, retried as they were (oldest first) before any other. */
   readonly #batches: Batch[] = [];
   /** Rows in `#batches`. */
@@ -137,7 +138,6 @@ export class UsageRecorder {
    * flight and do not count against `maxPendingKeys` (at most as many again).
    */
   #writing = false;
-  #nowMs = 0;
   /** Refusals written, per key and hour, until their hour is past (`onRefusals`). */
   readonly #refusals = new Map<string, Pending>();
   /** Counts of unknown prefixes, never written. */
@@ -156,7 +156,7 @@ export class UsageRecorder {
 
   /** Rows held in memory (not yet stored). */
   get pendingRows(): number {
-    return this.#current.size + this.#pastRows + this.#batchedRows;
+    return this.#heldRows + this.#batchedRows;
   }
 
   /**
@@ -167,8 +167,8 @@ export class UsageRecorder {
     const entry = this.#entry(keyId, tenantId, nowMs);
     entry.accepted++;
     entry.cost = plus(entry.cost, cost);
-    // The latest time, also when the clock stepped back (as `add` merges rows).
-    const lastUsed = this.#nowMs - this.#bucketMs;
+    // The latest time, also when the clock stepped back.
+    const lastUsed = nowMs - entry.bucketMs;
     if (lastUsed > entry.lastUsed) entry.lastUsed = lastUsed;
   }
 
@@ -196,16 +196,13 @@ export class UsageRecorder {
    */
   refusedInstead(keyId: string, code: ApiKeyUsageRefusalCode, cost: number, nowMs: number): void {
     const bucketMs = nowMs - (nowMs % HOUR_MS);
-    // The newest waiting row of the key and hour holding the count: rows of a (key, hour) add up.
-    for (let i = this.#past.length; i >= 0; i--) {
-      const entry = (i === this.#past.length ? this.#current : this.#past[i]).get(keyId);
-      if (entry?.bucketMs !== bucketMs || entry.accepted === 0 || entry.cost < cost) continue;
-      entry.accepted--;
-      entry.cost -= cost;
-      if (entry.accepted === 0) entry.lastUsed = NEVER_USED;
-      entry.refused[REFUSAL_INDEX[code]]++;
-      return;
-    }
+    const hour = this.#hours[this.#indexOf(bucketMs)];
+    const entry = hour?.bucketMs === bucketMs ? hour.rows.get(keyId) : undefined;
+    if (entry === undefined || entry.accepted === 0 || entry.cost < cost) return;
+    entry.accepted--;
+    entry.cost -= cost;
+    if (entry.accepted === 0) entry.lastUsed = NEVER_USED;
+    entry.refused[REFUSAL_INDEX[code]]++;
   }
 
   /**
@@ -241,39 +238,51 @@ export class UsageRecorder {
   }
 
   /**
-   * The row of `keyId` in the current hour. On the path of a request: one
-   * `Map` read and no access to any other row (a key's row is in
-   * `#current` only for hour `#bucketMs`, so it needs no check of its own).
+   * The row of `keyId` in the hour of `now`. On the path of a request in the latest hour: one
+   * `Map` read and no access to any other row. `null` (an unknown prefix): the same read and the
+   * scratch row, whatever the hour (no hour's rows looked up or started).
    */
   #entry(keyId: string | null, tenantId: string, now: number): Pending {
-    this.#nowMs = now;
     const bucketMs = now - (now % HOUR_MS);
-    if (bucketMs !== this.#bucketMs) this.#startHour(bucketMs);
-    let entry = this.#current.get(keyId ?? "");
+    const rows = bucketMs === this.#bucketMs || keyId === null
+      ? this.#current
+      : this.#hourRows(bucketMs);
+    let entry = rows.get(keyId ?? "");
     if (keyId === null) return this.#scratch;
     if (entry !== undefined) return entry;
-    entry = new Pending(keyId, tenantId, this.#bucketMs);
-    this.#current.set(keyId, entry);
+    entry = new Pending(keyId, tenantId, bucketMs);
+    rows.set(keyId, entry);
+    this.#heldRows++;
     this.#bound();
     this.#arm();
     return entry;
   }
 
   /**
-   * Keeps the rows of the hour that ended (or of another, when the clock went
-   * back) for the next flush, as they are (no work per row); starts `bucketMs`.
+   * The rows of hour `bucketMs`, added when it has none: a later hour than `#bucketMs` becomes
+   * the current one; an earlier one (a late count, or the clock gone back) leaves it as it is.
    */
-  #startHour(bucketMs: number): void {
-    if (this.#current.size > 0) {
-      this.#past.push(this.#current);
-      this.#pastRows += this.#current.size;
-      this.#current = new Map();
+  #hourRows(bucketMs: number): Map<string, Pending> {
+    const i = this.#indexOf(bucketMs);
+    if (this.#hours[i]?.bucketMs === bucketMs) return this.#hours[i].rows;
+    const rows = new Map<string, Pending>();
+    this.#hours.splice(i, 0, { bucketMs, rows });
+    if (i === this.#hours.length - 1) {
+      this.#current = rows;
+      this.#bucketMs = bucketMs;
     }
-    this.#bucketMs = bucketMs;
+    return rows;
+  }
+
+  /** Where hour `bucketMs` is (or goes) in `#hours`, searched from the latest. */
+  #indexOf(bucketMs: number): number {
+    let i = this.#hours.length;
+    while (i > 0 && this.#hours[i - 1].bucketMs >= bucketMs) i--;
+    return i;
   }
 
   /**
-   * Drops the oldest rows (of failed writes, then of earlier hours) past
+   * Drops the oldest rows (of failed writes, then by hour, oldest first) past
    * `maxPendingKeys`, with a metric. A failed write keeps its id without
    * them: if it had committed, its retry still changes nothing.
    */
@@ -285,13 +294,12 @@ export class UsageRecorder {
         const batch = this.#batches.find((b) => b.rows.length > 0)!;
         batch.rows.shift();
         this.#batchedRows--;
-      } else if (this.#pastRows > 0) {
-        const from = this.#past[0];
-        from.delete(from.keys().next().value!);
-        this.#pastRows--;
-        if (from.size === 0) this.#past.shift();
       } else {
-        this.#current.delete(this.#current.keys().next().value!);
+        // An hour whose rows were all dropped goes (never the last with a row: `#heldRows` > 0).
+        while (this.#hours[0].rows.size === 0) this.#hours.shift();
+        const { rows } = this.#hours[0];
+        rows.delete(rows.keys().next().value!);
+        this.#heldRows--;
       }
       dropped++;
     }
@@ -320,22 +328,12 @@ export class UsageRecorder {
     this.#timer = undefined;
     // When the rows are taken: every count they miss is later than this (`#reportRefusals`).
     const takenMs = this.#s.onRefusals === undefined ? 0 : this.#s.clock().getTime();
-    // One row per (key, hour): a key's rows of an hour the clock came back to are merged.
-    const merged = new Map<string, Pending>();
-    for (const rows of [...this.#past, this.#current]) {
-      for (const entry of rows.values()) {
-        const id = `${entry.bucketMs} ${entry.keyId}`;
-        const into = merged.get(id);
-        if (into === undefined) merged.set(id, entry);
-        else into.add(entry);
-      }
-    }
-    this.#past = [];
-    this.#pastRows = 0;
+    const held = this.#hours.flatMap((hour) => [...hour.rows.values()]);
+    this.#hours = [];
+    this.#heldRows = 0;
     this.#current = new Map();
-    const held = [...merged.values()].sort((a, b) =>
-      a.keyId < b.keyId ? -1 : a.keyId > b.keyId ? 1 : a.bucketMs - b.bucketMs
-    );
+    this.#bucketMs = NaN;
+    held.sort((a, b) => a.keyId < b.keyId ? -1 : a.keyId > b.keyId ? 1 : a.bucketMs - b.bucketMs);
     for (let i = 0; i < held.length; i += USAGE_ROWS_PER_WRITE) {
       this.#batches.push({
         id: crypto.randomUUID(),

@@ -270,13 +270,19 @@ export function keysOf(data: unknown): KeyView[] {
   });
 }
 
-/** The first hour of the 24 up to `now`'s hour. */
+/**
+ * Hourly buckets of the usage shown: the last 24 hours whole, so from the hour 24 hours before
+ * `now`'s (counted whole: up to one hour more) to `now`'s.
+ */
+export const USAGE_HOURS = 25;
+
+/** The first of the `USAGE_HOURS` hours up to `now`'s hour. */
 export function firstHour(now: number): number {
-  return now - (now % HOUR_MS) - 23 * HOUR_MS;
+  return now - (now % HOUR_MS) - (USAGE_HOURS - 1) * HOUR_MS;
 }
 
 /**
- * Accepted requests per hour over the 24 hours up to `now`'s hour, oldest
+ * Accepted requests per hour over the `USAGE_HOURS` hours up to `now`'s hour, oldest
  * first, per key, from `GET {base}/usage?keys=`'s `keys` (`start`, `accepted`:
  * a safe integer of at least 1, else dropped); an hour's sum stops at 2^53 - 1.
  */
@@ -289,12 +295,12 @@ export function usageOf(data: unknown, now: number): Map<string, number[]> {
 }
 
 function hourly(buckets: unknown[], now: number): number[] {
-  const counts = Array<number>(24).fill(0);
+  const counts = Array<number>(USAGE_HOURS).fill(0);
   const first = firstHour(now);
   for (const bucket of buckets) {
     const { start, accepted } = record(bucket);
     const slot = Math.floor(((dateOf(start)?.getTime() ?? -Infinity) - first) / HOUR_MS);
-    if (slot >= 0 && slot < 24 && isCount(accepted, 1)) {
+    if (slot >= 0 && slot < USAGE_HOURS && isCount(accepted, 1)) {
       counts[slot] = Math.min((counts[slot] ?? 0) + accepted, Number.MAX_SAFE_INTEGER);
     }
   }

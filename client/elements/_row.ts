@@ -8,7 +8,7 @@
 import { ownValue } from "../_check.ts";
 import { type Child, h, svg } from "./_dom.ts";
 import type { Format } from "./_format.ts";
-import { expiresSoon, fill, firstHour, type KeyView } from "./_model.ts";
+import { expiresSoon, fill, firstHour, type KeyView, USAGE_HOURS } from "./_model.ts";
 import type { ApiKeysManagerStrings } from "./strings.ts";
 
 /** An action a row offers. */
@@ -93,15 +93,15 @@ function expiryLine(key: KeyView, { s, f, now }: RowContext): Child {
   return time(at, text, f);
 }
 
-/** The 24 hourly counts as a chart with its visible total; hover, focus and arrows show each hour. */
+/** The `USAGE_HOURS` hourly counts as a chart with its visible total; hover, focus and arrows show each hour. */
 export function usageCell(counts: number[] | undefined, { s, f, now }: RowContext): Child[] {
   if (!counts) return [];
   const sum = counts.reduce((total, count) => total + count, 0);
   const total = f.number(sum);
   const tip = h("span", { class: "tip m", "aria-live": "polite" });
   const root = svg("svg", {
-    viewBox: "0 0 72 20",
-    width: 72,
+    viewBox: `0 0 ${USAGE_HOURS * 3} 20`,
+    width: USAGE_HOURS * 3,
     height: 20,
     role: "img",
     tabindex: 0,
@@ -116,8 +116,9 @@ export function usageCell(counts: number[] | undefined, { s, f, now }: RowContex
     return bar;
   });
   let selected = -1;
+  const last = USAGE_HOURS - 1;
   const show = (index: number) => {
-    selected = Math.min(23, Math.max(0, index));
+    selected = Math.min(last, Math.max(0, index));
     bars.forEach((bar, i) => bar.classList.toggle("on", i === selected));
     const start = new Date(firstHour(now) + selected * 3_600_000);
     const count = counts[selected] ?? 0;
@@ -131,19 +132,19 @@ export function usageCell(counts: number[] | undefined, { s, f, now }: RowContex
     bars.forEach((bar) => bar.classList.remove("on"));
     tip.textContent = "";
   };
-  root.addEventListener("focus", () => show(23));
+  root.addEventListener("focus", () => show(last));
   root.addEventListener("blur", hide);
   root.addEventListener("pointerleave", () => root.matches(":focus") || hide());
   root.addEventListener("pointermove", (event) => {
     const box = root.getBoundingClientRect();
-    show(Math.floor(((event.clientX - box.left) / Math.max(1, box.width)) * 24));
+    show(Math.floor(((event.clientX - box.left) / Math.max(1, box.width)) * USAGE_HOURS));
   });
   root.addEventListener("keydown", (event) => {
     const moves: Record<string, number> = {
       ArrowLeft: selected - 1,
       ArrowRight: selected + 1,
       Home: 0,
-      End: 23,
+      End: last,
     };
     const move = moves[event.key];
     if (move === undefined) return;

@@ -202,10 +202,20 @@ describe("<api-keys-manager> in headless Chromium", { skip }, () => {
     );
     const list = fake.requests.find((r) => r.path === "/admin/keys")!;
     assert.equal(list.query.get("limit"), "25");
+    const usage = fake.requests.find((r) => r.path === "/admin/usage")!.query;
+    assert.equal(usage.get("keys")!.split(",").length, 25);
+    const to = Date.parse(usage.get("to")!);
     assert.equal(
-      fake.requests.find((r) => r.path === "/admin/usage")!.query.get("keys")!
-        .split(",").length,
+      Date.parse(usage.get("from")!),
+      to - (to % 3_600_000) - 24 * 3_600_000,
+      "the last 24 hours: the hour 24 hours before now's, whole, to now",
+    );
+    assert.equal(
+      await inShadow<number>(
+        "r.querySelector('svg[part=usage-chart]').querySelectorAll('rect').length",
+      ),
       25,
+      "a bar per hour asked",
     );
     assert.equal(await inShadow<number>("r.querySelectorAll('tbody tr').length"), 25);
     const tabStops = await inShadow<number>(

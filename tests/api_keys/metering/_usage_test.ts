@@ -271,6 +271,70 @@ describe("UsageRecorder", () => {
     );
   });
 
+  it("late counts of the previous hour (requests that started before the boundary) keep one row per key and hour: none dropped; an unknown prefix starts no row", async () => {
+    const T = T0 + HOUR; // 11:00
+    const metrics: ApiKeyUsageMetric[] = [];
+    const { access, writes } = fakeAccess();
+    const usage = recorder(access, { now: T }, { maxPendingKeys: 20, metrics });
+    let accepted = 0;
+    for (let i = 0; i < 50; i++) {
+      for (let k = 0; k < 10; k++) {
+        usage.accepted(`k${k}`, "t", 1, T + i);
+        accepted++;
+      }
+      usage.refused(null, "t", "api_key_invalid", T - 1); // an unknown prefix, late
+    }
+    assert.equal(usage.pendingRows, 10, "an unknown prefix's late count starts no hour");
+    for (let i = 0; i < 50; i++) {
+      for (let k = 0; k < 10; k++) {
+        usage.accepted(`k${k}`, "t", 1, T + 100 + i);
+        usage.accepted(`k${k}`, "t", 2, T - 100 + i); // the previous hour, late
+        accepted += 2;
+      }
+    }
+    assert.equal(usage.pendingRows, 20, "one row per key and hour");
+    await usage.close();
+    assert.deepEqual(metrics.filter((m) => m.outcome === "dropped"), []);
+    const rows = rowsOf(writes);
+    assert.equal(rows.reduce((n, r) => n + r.accepted, 0), accepted);
+    assert.deepEqual(
+      rows.filter((r) => r.keyId === "k3").map((r) => [
+        r.bucket.getTime(),
+        r.accepted,
+        r.cost,
+        r.lastUsedAt?.getTime(),
+      ]),
+      [[T - HOUR, 50, 100, T - 100 + 49], [T, 100, 100, T + 100 + 49]],
+    );
+    assert.equal(rows.length, 20);
+  });
+
+  it("a late count of an hour already flushed is counted in its own hour, in one row however the counts alternate; refusedInstead finds it", async () => {
+    const T = T0 + HOUR;
+    const { access, writes } = fakeAccess();
+    const usage = recorder(access, { now: T });
+    usage.accepted("k", "t", 1, T - 1);
+    usage.accepted("k", "t", 1, T);
+    await usage.flush();
+    assert.equal(rowsOf(writes).length, 2);
+    for (let i = 0; i < 5; i++) {
+      usage.accepted("k", "t", 1, T - 10 + i); // 10:59:59.99x, after the flush
+      usage.accepted("k", "t", 1, T + 10 + i);
+    }
+    assert.equal(usage.pendingRows, 2);
+    usage.refusedInstead("k", "api_key_rate_limited", 1, T - 5);
+    await usage.close();
+    assert.deepEqual(
+      rowsOf(writes).slice(2).map((r) => [
+        r.bucket.getTime(),
+        r.accepted,
+        r.refused.api_key_rate_limited,
+        r.lastUsedAt?.getTime(),
+      ]),
+      [[T - HOUR, 4, 1, T - 6], [T, 5, 0, T + 14]],
+    );
+  });
+
   it("a cost total past 2^53 - 1 stays 2^53 - 1: read back by the service, hour and day", async () => {
     const { service, clocks } = makeService({ storage: new InMemoryApiKeyStorage(), usage: true });
     const { key } = await service.create({ tenantId: "t1", name: "k", scopes: READ_ORDERS });

@@ -189,7 +189,7 @@ describe("client/elements/_model.ts", () => {
     assert.equal(dateOf("2026-01-01")?.toISOString(), "2026-01-01T00:00:00.000Z");
   });
 
-  it("usageOf places sparse buckets in the 24 hours up to now's hour; others and non-counts dropped", () => {
+  it("usageOf places sparse buckets in the 25 hours from the hour 24 hours before now's to now's; others and non-counts dropped", () => {
     const now = Date.parse("2026-01-02T10:30:00Z");
     const at = (hoursAgo: number, accepted: unknown) => ({
       start: new Date(Date.parse("2026-01-02T10:00:00Z") - hoursAgo * 3_600_000).toISOString(),
@@ -198,20 +198,32 @@ describe("client/elements/_model.ts", () => {
     });
     const usage = usageOf({
       keys: {
-        k1: [at(0, 5), at(23, 2), at(24, 100), at(-1, 100), at(3, -1), at(4, "3"), null],
+        k1: [at(0, 5), at(23, 2), at(24, 3), at(25, 100), at(-1, 100), at(3, -1), at(4, "3"), null],
         k2: [],
         k3: "not a list",
       },
     }, now);
     assert.deepEqual([...usage.keys()], ["k1", "k2"]);
     const counts = usage.get("k1")!;
-    assert.equal(counts.length, 24);
-    assert.equal(counts[23], 5);
-    assert.equal(counts[0], 2);
-    assert.equal(counts.reduce((a, b) => a + b, 0), 7);
-    assert.deepEqual(usage.get("k2"), Array(24).fill(0));
+    assert.equal(counts.length, 25);
+    assert.equal(counts[24], 5);
+    assert.equal(counts[1], 2);
+    assert.equal(counts[0], 3);
+    assert.equal(counts.reduce((a, b) => a + b, 0), 10);
+    assert.deepEqual(usage.get("k2"), Array(25).fill(0));
     assert.equal(usageOf("nope", now).size, 0);
-    assert.equal(new Date(firstHour(now)).toISOString(), "2026-01-01T11:00:00.000Z");
+    assert.equal(new Date(firstHour(now)).toISOString(), "2026-01-01T10:00:00.000Z");
+  });
+
+  it("the usage window holds every request of the last 24 hours: at 10:05, one at 10:30 the day before is counted", () => {
+    const now = Date.parse("2030-05-01T10:05:00.000Z");
+    const hour = Date.parse("2030-05-01T10:00:00.000Z");
+    for (const at of [now, now - 60_000, now - 3_600_000, hour, hour - 1]) {
+      assert.ok(firstHour(at) <= at - 86_400_000, new Date(at).toISOString());
+      assert.ok(firstHour(at) > at - 90_000_000, "and at most one hour more");
+    }
+    const answer = { keys: { k1: [{ start: "2030-04-30T10:00:00.000Z", accepted: 7 }] } };
+    assert.equal(usageOf(answer, now).get("k1")!.reduce((a, b) => a + b, 0), 7);
   });
 
   it("usageOf counts only safe integers (no Infinity, fraction or unsafe count); an hour's sum stops at 2^53 - 1", () => {
@@ -230,7 +242,7 @@ describe("client/elements/_model.ts", () => {
         ],
       },
     }, now).get("k1")!;
-    assert.deepEqual(counts.slice(21), [4, Number.MAX_SAFE_INTEGER, 0]);
+    assert.deepEqual(counts.slice(22), [4, Number.MAX_SAFE_INTEGER, 0]);
     assert.ok(counts.every(Number.isSafeInteger));
   });
 
