@@ -61,7 +61,7 @@ import {
 } from "../../../rate_limits/mod.ts";
 import { authorizationFailure } from "../../../api_keys/verify/_verify.ts";
 import { crc32Ascii } from "../../../api_keys/key_format.ts";
-import { openStore, readyStores } from "../../limits/_services.ts";
+import { openLimiter, readyStores } from "../../limits/_services.ts";
 function checksum(body: string): string {
   return encodeBase62Fixed(crc32Ascii(body), 6);
 }
@@ -1468,14 +1468,9 @@ describe("VerifyFlow: one charge per request and service", () => {
 for (const kind of await readyStores("one charge per request")) {
   describe(`VerifyFlow on a ${kind} store: one charge per request`, () => {
     it("concurrent authorizations of the same request spend once, cached key or not", async () => {
-      const real = await openStore(kind);
+      const real = await openLimiter(kind);
       try {
-        const limiter = createRateLimiter({
-          store: real.store,
-          timeoutMs: 5_000,
-          logger: () => {},
-        });
-        const { service } = makeService({ limiter });
+        const { service } = makeService({ limiter: real.limiter });
         const { key } = await service.create({
           tenantId: `t-${crypto.randomUUID()}`,
           name: "k",
