@@ -23,7 +23,7 @@ import { CURRENT_HASH_SCHEME } from "../hasher.ts";
 import { isRetired } from "./_legacy.ts";
 import { assertScopeLevel, scopeSatisfies } from "../scopes.ts";
 import type { Settings } from "../_settings.ts";
-import { keyRateLimits } from "../metering/_limits.ts";
+import { emptiedBalances, keyRateLimits } from "../metering/_limits.ts";
 import { assertCost } from "../metering/_count.ts";
 import { refuseUnknownOptions } from "../_options.ts";
 import { errorNameOf } from "../../telemetry/_error_name.ts";
@@ -557,7 +557,7 @@ export class VerifyFlow {
     }
     if (limited.creditResult !== undefined) {
       if (cost !== 0) {
-        s.taps.credits?.(cost, limited.creditResult.remaining === 0, context.tenantId);
+        s.taps.credits?.(cost, emptiedBalances(limited), context.tenantId);
       }
       if (s.emitEvent !== undefined) {
         for (const event of s.limits!.creditEvents(limited, cost, at, s.clock)) s.emitEvent(event);
