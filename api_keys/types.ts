@@ -129,7 +129,9 @@ export interface AuthorizeOptions {
    * service: a later authorization of it with the same key and the same `cost` and `rateLimits`
    * answers the first's context (its limits' answers) once its own IP allowlist, environment and
    * scope pass, spending and recording nothing again; its refusal replaces the first's accepted
-   * usage count (one outcome per request). One asking another charge is charged on its own.
+   * usage count (one outcome per request). One made while the first runs (concurrent checks)
+   * waits for it, then goes the same way; if the first is refused, it is checked and charged on
+   * its own. One asking another charge is charged on its own.
    */
   request?: unknown;
 }

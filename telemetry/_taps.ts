@@ -24,8 +24,8 @@ export interface ApiKeyTaps {
   ) => void;
   /** One per verify with a cache: `hit`, `negative_hit` (a cached refusal) or `miss`. */
   cache?: (result: "hit" | "negative_hit" | "miss") => void;
-  /** One per authorization that spent credits: the cost, whether the balance is now 0. */
-  credits?: (spent: number, exhausted: boolean, tenantId: string) => void;
+  /** One per authorization that spent credits: the cost, how many balances it left at 0 (own, pool). */
+  credits?: (spent: number, exhausted: number, tenantId: string) => void;
   /** One per usage-flush report (the `api_key.usage_flush` metric's outcome and rows). */
   usageFlush?: (outcome: string, rows: number) => void;
   /**

@@ -130,7 +130,10 @@ const INSTRUMENTS = {
   "api_key.authorizations": ["{authorization}", "Authorizations, by outcome."],
   "api_key.cache.lookups": ["{lookup}", "Verification-cache lookups, by result."],
   "api_key.credits.spent": ["{credit}", "Credits spent by authorizations."],
-  "api_key.credits.exhausted": ["{balance}", "Spends that left a balance at 0."],
+  "api_key.credits.exhausted": [
+    "{balance}",
+    "Balances a spend left at 0 (a key's own, its tenant's pool).",
+  ],
   "api_key.usage.rows": ["{row}", "Usage rows flushed, by outcome (written, failed, dropped)."],
   "rate_limit.checks": ["{check}", "Rate-limit checks, by who answered and the result."],
   "rate_limit.store.unavailable": ["{check}", "Checks the store did not answer, by reason."],
@@ -270,10 +273,10 @@ function serviceTaps(
     duration.record(ms / S, attributes);
   });
   taps.cache = safely((result) => lookups.add(1, cacheSet(result)));
-  taps.credits = safely((cost, zero, tenantId) => {
+  taps.credits = safely((cost, emptied, tenantId) => {
     const attributes = tenantOf(tenantId);
     spent.add(cost, attributes);
-    if (zero) exhausted.add(1, attributes);
+    if (emptied > 0) exhausted.add(emptied, attributes);
   });
   taps.usageFlush = safely((outcome, n) => rows.add(n, rowSet(outcome)));
   taps.span = (name, n) => {

@@ -680,6 +680,20 @@ export type ApiKeyCreditEvent = ApiKeyCreditsLowEvent | ApiKeyCreditsExhaustedEv
 /** The events of a spend that crosses nothing. */
 const NO_EVENTS: readonly ApiKeyCreditEvent[] = Object.freeze([]);
 
+/** The answer of an authorized `context`'s own balance, if it spends one (else `creditResult` is its pool's). */
+function ownAnswer(context: ApiKeyContext): Readonly<CounterResult> | undefined {
+  return context.creditBalance === "key" ? context.creditResult : undefined;
+}
+
+/**
+ * How many balances the spend that authorized `context` left at 0: its own, its tenant's pool
+ * (0 to 2).
+ */
+export function emptiedBalances(context: ApiKeyContext): number {
+  return (ownAnswer(context)?.remaining === 0 ? 1 : 0) +
+    (context.tenantCreditResult?.remaining === 0 ? 1 : 0);
+}
+
 /** Whether a spend of `cost` that left `remaining` fell past `threshold` (from above it to at most it). */
 function fellPast(remaining: number, cost: number, threshold: number): boolean {
   return remaining + cost > threshold && threshold >= remaining;
@@ -913,7 +927,7 @@ export class RequestLimits {
     clock: () => Date,
   ): readonly ApiKeyCreditEvent[] {
     if (cost === 0) return NO_EVENTS;
-    const own = context.creditBalance === "key" ? context.creditResult : undefined;
+    const own = ownAnswer(context);
     const pool = context.tenantCreditResult;
     const ownCrossed = own !== undefined && this.#crosses(own.remaining, cost);
     const poolCrossed = pool !== undefined && this.#crosses(pool.remaining, cost);

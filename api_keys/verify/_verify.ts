@@ -23,7 +23,7 @@ import { CURRENT_HASH_SCHEME } from "../hasher.ts";
 import { isRetired } from "./_legacy.ts";
 import { assertScopeLevel, scopeSatisfies } from "../scopes.ts";
 import type { Settings } from "../_settings.ts";
-import { keyRateLimits } from "../metering/_limits.ts";
+import { emptiedBalances, keyRateLimits } from "../metering/_limits.ts";
 import { assertCost } from "../metering/_count.ts";
 import { refuseUnknownOptions } from "../_options.ts";
 import { errorNameOf } from "../../telemetry/_error_name.ts";
@@ -158,24 +158,31 @@ function assertOptions(options: AuthorizeOptions): void {
   }
 }
 
-/**
- * A request's authorization that charged it: the key it presented, the charge it asked (`cost`,
- * `rateLimits`) and the context it answered.
- */
-interface ChargedRequest {
+/** What a request's authorization is known by: the key it presented and the charge it asked. */
+interface Charge {
   readonly rawKey: string;
   readonly cost: number | undefined;
   readonly rateLimits: AuthorizeOptions["rateLimits"];
+}
+
+/** A request's authorization that charged it, with the context it answered. */
+interface ChargedRequest extends Charge {
   readonly context: ApiKeyContext;
   /** The time its accepted usage count is at (with `usage`), until a later check refuses it. */
   countedAt: number | undefined;
+  readonly pending?: undefined;
+}
+
+/** A request's authorization still running: settles once `#charged` holds its outcome. */
+interface PendingCharge extends Charge {
+  readonly pending: Promise<ApiKeyContext>;
 }
 
 /**
  * Whether an authorization asks the charge `earlier` made: the same `cost` and the same
  * `rateLimits` (the same value, or lists of the same names or policy objects in order).
  */
-function sameCharge(earlier: ChargedRequest, options: AuthorizeOptions): boolean {
+function sameCharge(earlier: Charge, options: AuthorizeOptions): boolean {
   const [a, b] = [earlier.rateLimits, options.rateLimits];
   if (earlier.cost !== options.cost) return false;
   if (a === b) return true;
@@ -210,8 +217,11 @@ export class VerifyFlow {
   readonly #refusedAt = new WeakMap<ApiKeyError, number>();
   /** Stand-ins for the cached secret (see `noSecret`), by length: one per accepted layout's. */
   readonly #noSecrets: string[] = [];
-  /** Each authorized framework request (`AuthorizeOptions.request`): charged once (see `#recheck`). */
-  readonly #charged = new WeakMap<object, ChargedRequest>();
+  /**
+   * Each authorized framework request (`AuthorizeOptions.request`): charged once (see
+   * `#recheck`); one whose authorization is running, until it settles (see `#pending`).
+   */
+  readonly #charged = new WeakMap<object, ChargedRequest | PendingCharge>();
 
   /** A flow over `settings`. */
   constructor(settings: Settings) {
@@ -319,7 +329,10 @@ export class VerifyFlow {
     if (charged !== undefined) {
       const earlier = this.#charged.get(charged);
       if (earlier?.rawKey === rawKey && sameCharge(earlier, options)) {
-        return this.#recheck(earlier, options, start);
+        if (earlier.pending === undefined) return this.#recheck(earlier, options, start);
+        // Once the running one settled: charged (rechecked), else this one is charged on its own.
+        const again = () => this.#authorizeNow(rawKey, options, timed ? start : undefined);
+        return earlier.pending.then(again, again);
       }
     }
     // The raw key of a request to record as charged once authorized (`#authorized`).
@@ -331,13 +344,42 @@ export class VerifyFlow {
     } catch (error) {
       throw this.#credentialRejected(error, start);
     }
+    let checked: ApiKeyContext | Promise<ApiKeyContext>;
     if (answer instanceof CacheMiss) {
-      return this.#authorizeStored(answer, options, start, verifyStart, chargedKey);
+      checked = this.#authorizeStored(answer, options, start, verifyStart, chargedKey);
+    } else {
+      // Set by the hit just answered (no call in between): the request's wall-clock time, if read.
+      const read = this.#hitWallMs;
+      this.#hitWallMs = undefined;
+      checked = this.#checked(answer, options, start, verifyStart, read, chargedKey);
     }
-    // Set by the hit just answered (no call in between): the request's wall-clock time, if read.
-    const read = this.#hitWallMs;
-    this.#hitWallMs = undefined;
-    return this.#checked(answer, options, start, verifyStart, read, chargedKey);
+    return chargedKey === undefined || !(checked instanceof Promise)
+      ? checked
+      : this.#pending(charged!, chargedKey, options, checked);
+  }
+
+  /**
+   * Records the running authorization `answer` of `request` (with `rawKey` and `options`' charge):
+   * a matching one meanwhile waits for it (`#authorizeNow`). Refused or failed, it is taken out:
+   * the next is charged on its own. Charged, `#authorized` has replaced it.
+   */
+  #pending(
+    request: object,
+    rawKey: string,
+    options: AuthorizeOptions,
+    answer: Promise<ApiKeyContext>,
+  ): Promise<ApiKeyContext> {
+    const entry: PendingCharge = {
+      rawKey,
+      cost: options.cost,
+      rateLimits: options.rateLimits,
+      pending: answer.catch((error) => {
+        if (this.#charged.get(request) === entry) this.#charged.delete(request);
+        throw error;
+      }),
+    };
+    this.#charged.set(request, entry);
+    return entry.pending;
   }
 
   /**
@@ -515,7 +557,7 @@ export class VerifyFlow {
     }
     if (limited.creditResult !== undefined) {
       if (cost !== 0) {
-        s.taps.credits?.(cost, limited.creditResult.remaining === 0, context.tenantId);
+        s.taps.credits?.(cost, emptiedBalances(limited), context.tenantId);
       }
       if (s.emitEvent !== undefined) {
         for (const event of s.limits!.creditEvents(limited, cost, at, s.clock)) s.emitEvent(event);

@@ -6,7 +6,15 @@
  */
 import pg from "pg";
 import { databaseReady } from "../postgres/prisma_client.ts";
-import { connectRedis, DATABASE_URL, REDIS_URL, type StoreKind } from "./_stores.ts";
+import {
+  connectRedis,
+  DATABASE_URL,
+  openStore,
+  type RealStore,
+  REDIS_URL,
+  type StoreKind,
+} from "./_stores.ts";
+import { createRateLimiter, type RateLimiter } from "../../rate_limits/limiter.ts";
 import type { RedisScriptClient } from "../../rate_limits/redis/mod.ts";
 import { READ_SCRIPT } from "../../rate_limits/redis/_script.ts";
 
@@ -41,6 +49,13 @@ export async function readyStores(suite: string): Promise<StoreKind[]> {
     if (databaseReady(`${suite} on ${kind}`, await probe(kind))) ready.push(kind);
   }
   return ready;
+}
+
+/** A store of `kind` (see `openStore`) with a silent limiter on it (5 s timeout). */
+export async function openLimiter(kind: StoreKind): Promise<RealStore & { limiter: RateLimiter }> {
+  const real = await openStore(kind);
+  const limiter = createRateLimiter({ store: real.store, timeoutMs: 5_000, logger: () => {} });
+  return { ...real, limiter };
 }
 
 /**

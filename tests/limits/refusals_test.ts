@@ -8,11 +8,10 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { ApiKeyError, ApiKeysService } from "../../api_keys/mod.ts";
-import { createRateLimiter } from "../../rate_limits/limiter.ts";
 import { compileRateLimitPolicies } from "../../rate_limits/policy.ts";
 import { creditedKey, CreditedStorage } from "../api_keys/credited_storage.ts";
 import { PEPPER_1 } from "../api_keys/helpers.ts";
-import { freshSubject, openStore, readyStores } from "./_services.ts";
+import { freshSubject, openLimiter, readyStores } from "./_services.ts";
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 const SECOND = { name: "second", limit: 2, windowMs: 1_000 };
@@ -20,13 +19,9 @@ const SECOND = { name: "second", limit: 2, windowMs: 1_000 };
 for (const kind of await readyStores("refusals remembered")) {
   describe(`${kind} store: refusals remembered`, () => {
     it("an exhausted subject's checks are answered without the store until its window can have room, then counted there again", async () => {
-      const real = await openStore(kind);
+      const real = await openLimiter(kind);
       try {
-        const limiter = createRateLimiter({
-          store: real.store,
-          timeoutMs: 5_000,
-          logger: () => {},
-        });
+        const limiter = real.limiter;
         const policies = compileRateLimitPolicies([SECOND]);
         const subject = freshSubject("refused");
         for (let i = 0; i < 2; i++) {
@@ -51,14 +46,10 @@ for (const kind of await readyStores("refusals remembered")) {
     });
 
     it("through authorize: a key past its limit is refused (429) without a round trip until its window moves", async () => {
-      const real = await openStore(kind);
+      const real = await openLimiter(kind);
       try {
         const storage = new CreditedStorage();
-        const limiter = createRateLimiter({
-          store: real.store,
-          timeoutMs: 5_000,
-          logger: () => {},
-        });
+        const limiter = real.limiter;
         const service = new ApiKeysService({ peppers: { 1: PEPPER_1 }, storage, limiter });
         const { key } = await creditedKey(service, storage, { remaining: 100 }, [SECOND]);
         for (let i = 0; i < 2; i++) await service.authorize(key);

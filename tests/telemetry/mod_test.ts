@@ -174,6 +174,31 @@ describe("instrumentTelemetry", () => {
     assert.equal(valueOf(points, "api_key.credits.spent", { "api_key.tenant": "t1" }), 1);
   });
 
+  it("api_key.credits.exhausted counts each balance a spend left at 0: a key's own, its tenant's pool", async () => {
+    const { reader, meterProvider } = setup();
+    const limiter = createRateLimiter({ logger: () => {} });
+    const service = new ApiKeysService({
+      peppers: { 1: PEPPER_1 },
+      storage: new InMemoryApiKeyStorage(),
+      limiter,
+    });
+    instrumentTelemetry({ meterProvider, service });
+    const create = (tenantId: string, remaining: number) =>
+      service.create({
+        tenantId,
+        name: "k",
+        scopes: READ_ORDERS,
+        credits: { remaining, pool: { remaining: 1 } },
+      });
+    const pooled = await create("t-pool", 5);
+    const spent = await service.authorize(pooled.key);
+    assert.deepEqual([spent.creditResult?.remaining, spent.tenantCreditResult?.remaining], [4, 0]);
+    assert.equal(valueOf(await collect(reader), "api_key.credits.exhausted", {}), 1, "the pool");
+    const both = await create("t-both", 1);
+    await service.authorize(both.key);
+    assert.equal(valueOf(await collect(reader), "api_key.credits.exhausted", {}), 3, "both");
+  });
+
   it("checks answered by one store call: one store span linked to each check span, each a child of its request span", async () => {
     const { reader, meterProvider, exporter, tracerProvider } = setup();
     const store = new FakeRemoteStore();

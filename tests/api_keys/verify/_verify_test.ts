@@ -61,6 +61,7 @@ import {
 } from "../../../rate_limits/mod.ts";
 import { authorizationFailure } from "../../../api_keys/verify/_verify.ts";
 import { crc32Ascii } from "../../../api_keys/key_format.ts";
+import { openLimiter, readyStores } from "../../limits/_services.ts";
 function checksum(body: string): string {
   return encodeBase62Fixed(crc32Ascii(body), 6);
 }
@@ -1388,6 +1389,70 @@ describe("VerifyFlow: one charge per request and service", () => {
     assert.equal(after.cost, 2);
   });
 
+  it("concurrent authorizations of the same request with the same charge spend once (a key not yet cached)", async () => {
+    const { service, key, events, outcomes } = await chargedSetup();
+    const request = {};
+    const options = { request, cost: 2, rateLimits: ["minute"] };
+    const [first, second, third] = await Promise.all([
+      service.authorize(key, options),
+      service.authorize(key, options),
+      service.authorize(key, { ...options }),
+    ]);
+    assert.equal(second, first, "the first run's context");
+    assert.equal(third, first);
+    assert.equal(first.creditResult?.remaining, 8);
+    assert.equal(events.filter((e) => e.type === "api_key.used").length, 1);
+    assert.deepEqual(outcomes, ["success"]);
+    assert.deepEqual(await left(service, key), [8, 8], "the first run's cost (2) only");
+  });
+
+  it("a concurrent authorization checks its own requirements once the first is charged", async () => {
+    const { service, key } = await chargedSetup();
+    const request = {};
+    const write = { resource: "orders", level: "write" } as const;
+    const [first, refused] = await Promise.allSettled([
+      service.authorize(key, { request }),
+      service.authorize(key, { request, requiredScope: write }),
+    ]);
+    assert.equal(first.status, "fulfilled");
+    assert.equal(refused.status, "rejected");
+    assert.equal((refused.reason as ApiKeyError).code, "api_key_scope_insufficient");
+    assert.deepEqual(await left(service, key), [9, 9]);
+  });
+
+  it("a concurrent authorization of a request whose first was refused is judged on its own, never passed on the first's account", async () => {
+    const { service, key } = await chargedSetup();
+    const write = { resource: "orders", level: "write" } as const;
+    // Refused first by scope: the second (read) is authorized and charged on its own.
+    const request = {};
+    const [refused, second] = await Promise.allSettled([
+      service.authorize(key, { request, requiredScope: write }),
+      service.authorize(key, { request }),
+    ]);
+    assert.equal(refused.status, "rejected");
+    assert.equal((refused.reason as ApiKeyError).code, "api_key_scope_insufficient");
+    assert.equal(second.status, "fulfilled");
+    assert.equal(second.value.creditResult?.remaining, 9);
+    // Refused first for want of room (cost 10, 9 left): the same ask concurrently is refused too.
+    const poor = {};
+    const results = await Promise.allSettled([
+      service.authorize(key, { request: poor, cost: 10 }),
+      service.authorize(key, { request: poor, cost: 10 }),
+    ]);
+    assert.deepEqual(
+      results.map((r) => r.status === "rejected" && (r.reason as ApiKeyError).code),
+      ["api_key_rate_limited", "api_key_rate_limited"],
+    );
+    assert.deepEqual(await left(service, key), [9, 9], "nothing spent");
+    // A refused request is charged by its next authorization, concurrent ones once.
+    const [a, b] = await Promise.all([
+      service.authorize(key, { request: poor }),
+      service.authorize(key, { request: poor }),
+    ]);
+    assert.equal(b, a);
+    assert.equal(a.creditResult?.remaining, 8);
+  });
+
   it("a refused request is charged by its next authorization", async () => {
     const { service, key } = await chargedSetup();
     const request = {};
@@ -1399,3 +1464,34 @@ describe("VerifyFlow: one charge per request and service", () => {
     assert.deepEqual(await left(service, key), [9, 9]);
   });
 });
+
+for (const kind of await readyStores("one charge per request")) {
+  describe(`VerifyFlow on a ${kind} store: one charge per request`, () => {
+    it("concurrent authorizations of the same request spend once, cached key or not", async () => {
+      const real = await openLimiter(kind);
+      try {
+        const { service } = makeService({ limiter: real.limiter });
+        const { key } = await service.create({
+          tenantId: `t-${crypto.randomUUID()}`,
+          name: "k",
+          scopes: READ_ORDERS,
+          credits: { remaining: 100 },
+        });
+        for (const expected of [99, 98]) {
+          const request = {};
+          const [first, second] = await Promise.all([
+            service.authorize(key, { request }),
+            service.authorize(key, { request }),
+          ]);
+          assert.equal(second, first);
+          assert.equal(first.creditResult?.remaining, expected);
+        }
+        const after = await service.authorize(key, { cost: 0 });
+        assert.equal(after.creditResult?.remaining, 98, "one credit per request");
+        await service.close();
+      } finally {
+        await real.close();
+      }
+    });
+  });
+}
