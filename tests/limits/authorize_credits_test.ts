@@ -5,15 +5,16 @@
  * and a rate-limit denial the balance (1,000 of 1,000); concurrent requests
  * spend exactly the balance and fire each credit event once, also a tenant's
  * pool spent by several keys through two services; the pool kept through its
- * keys' revocation, creation and rotation.
+ * keys' revocation, creation and rotation; concurrent authorizations of one
+ * request spend once.
  */
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { ApiKeyError, type ApiKeyEvent, ApiKeysService } from "../../api_keys/mod.ts";
 import { createRateLimiter, type RateLimiter } from "../../rate_limits/limiter.ts";
 import { creditedKey, CreditedStorage } from "../api_keys/credited_storage.ts";
-import { PEPPER_1 } from "../api_keys/helpers.ts";
-import { openStore, readyStores, type RealStore } from "./_services.ts";
+import { makeService, PEPPER_1, READ_ORDERS } from "../api_keys/helpers.ts";
+import { openLimiter, openStore, readyStores, type RealStore } from "./_services.ts";
 
 async function denial(promise: Promise<unknown>): Promise<ApiKeyError> {
   const error = await promise.then(() => undefined, (e) => e);
@@ -183,6 +184,37 @@ for (const kind of await readyStores("authorize with credits")) {
       assert.equal((await denial(service.authorize(rotated.key))).creditBalance, "tenant");
       const listed = await service.listSummaries(tenantId, { includeRevoked: true });
       assert.deepEqual(listed.map((s) => s.tenantCredits?.remaining), [0, 0, 0, 0]);
+    });
+  });
+}
+
+for (const kind of await readyStores("one charge per request")) {
+  describe(`VerifyFlow on a ${kind} store: one charge per request`, () => {
+    it("concurrent authorizations of the same request spend once, cached key or not", async () => {
+      const real = await openLimiter(kind);
+      try {
+        const { service } = makeService({ limiter: real.limiter });
+        const { key } = await service.create({
+          tenantId: `t-${crypto.randomUUID()}`,
+          name: "k",
+          scopes: READ_ORDERS,
+          credits: { remaining: 100 },
+        });
+        for (const expected of [99, 98]) {
+          const request = {};
+          const [first, second] = await Promise.all([
+            service.authorize(key, { request }),
+            service.authorize(key, { request }),
+          ]);
+          assert.equal(second, first);
+          assert.equal(first.creditResult?.remaining, expected);
+        }
+        const after = await service.authorize(key, { cost: 0 });
+        assert.equal(after.creditResult?.remaining, 98, "one credit per request");
+        await service.close();
+      } finally {
+        await real.close();
+      }
     });
   });
 }

@@ -61,7 +61,6 @@ import {
 } from "../../../rate_limits/mod.ts";
 import { authorizationFailure } from "../../../api_keys/verify/_verify.ts";
 import { crc32Ascii } from "../../../api_keys/key_format.ts";
-import { openLimiter, readyStores } from "../../limits/_services.ts";
 function checksum(body: string): string {
   return encodeBase62Fixed(crc32Ascii(body), 6);
 }
@@ -1464,34 +1463,3 @@ describe("VerifyFlow: one charge per request and service", () => {
     assert.deepEqual(await left(service, key), [9, 9]);
   });
 });
-
-for (const kind of await readyStores("one charge per request")) {
-  describe(`VerifyFlow on a ${kind} store: one charge per request`, () => {
-    it("concurrent authorizations of the same request spend once, cached key or not", async () => {
-      const real = await openLimiter(kind);
-      try {
-        const { service } = makeService({ limiter: real.limiter });
-        const { key } = await service.create({
-          tenantId: `t-${crypto.randomUUID()}`,
-          name: "k",
-          scopes: READ_ORDERS,
-          credits: { remaining: 100 },
-        });
-        for (const expected of [99, 98]) {
-          const request = {};
-          const [first, second] = await Promise.all([
-            service.authorize(key, { request }),
-            service.authorize(key, { request }),
-          ]);
-          assert.equal(second, first);
-          assert.equal(first.creditResult?.remaining, expected);
-        }
-        const after = await service.authorize(key, { cost: 0 });
-        assert.equal(after.creditResult?.remaining, 98, "one credit per request");
-        await service.close();
-      } finally {
-        await real.close();
-      }
-    });
-  });
-}
