@@ -216,9 +216,11 @@ describe("createRateLimiter", () => {
       { type: "rate_limit.store_unavailable", onStoreError: "open", failures: 1, reason: "error" },
     ]);
     await sleep(220);
+    assert.equal(metrics.length, 2, "the interval's other failures, at its end");
+    assert.equal(metrics[1].failures, 4);
     await limiter.check("k", [api]);
-    assert.equal(metrics.length, 2);
-    assert.equal(metrics[1].failures, 5);
+    await sleep(220);
+    assert.deepEqual(metrics.map((m) => m.failures), [1, 4, 1], "every failure reported once");
   });
 
   it("logs every answer by the failure policy by default, at most one line per metricIntervalMs, and when the store answers again", async () => {
@@ -235,15 +237,69 @@ describe("createRateLimiter", () => {
       'rate-limits: the fake store is unavailable (error): 1 check answered by onStoreError "open" (passed uncounted) since the last line',
     ]);
     await sleep(170);
-    await limiter.check("k", [api]);
     assert.equal(
       lines[2],
-      'rate-limits: the fake store is unavailable (error): 3 checks answered by onStoreError "open" (passed uncounted) since the last line',
+      'rate-limits: the fake store is unavailable (error): 2 checks answered by onStoreError "open" (passed uncounted) since the last line',
+      "the interval's other failures, at its end",
     );
+    await limiter.check("k", [api]);
     store.failing = undefined;
     await limiter.check("k", [api]);
     await limiter.check("k", [api]);
-    assert.deepEqual(lines.slice(3), ["rate-limits: the fake store answers again"]);
+    assert.equal(lines.length, 3, "the last failure waits for its interval's end");
+    await sleep(170);
+    assert.deepEqual(lines.slice(3), [
+      'rate-limits: the fake store is unavailable (error): 1 check answered by onStoreError "open" (passed uncounted) since the last line',
+      "rate-limits: the fake store answers again",
+    ]);
+  });
+
+  it("an outage's failures are all reported by its interval's end (not with a later outage), and the log never ends on a failure while the store answers", async () => {
+    const lines: string[] = [];
+    const metrics: RateLimiterMetric[] = [];
+    const store = new FakeRemoteStore();
+    const limiter = createRateLimiter({
+      store,
+      onStoreError: "closed",
+      metricIntervalMs: 100,
+      logger: (line) => lines.push(line),
+      onMetric: (m) => void (m.type === "rate_limit.store_unavailable" && metrics.push(m)),
+    });
+    const failed = (n: number) =>
+      metrics.reduce(
+        (sum, m) => sum + (m.type === "rate_limit.store_unavailable" ? m.failures : 0),
+        0,
+      ) ===
+        n;
+    let refused = 0;
+    const round = async (failing: boolean, checks: number) => {
+      store.failing = failing ? new Error("ECONNRESET") : undefined;
+      for (let i = 0; i < checks; i++) {
+        if ((await limiter.check("k", [api])).unavailable) refused++;
+      }
+    };
+    // An outage of 280 checks, then the store answers: all 280 reported within one interval.
+    await round(true, 280);
+    await round(false, 3);
+    await sleep(150);
+    assert.equal(refused, 280);
+    assert.ok(failed(280), JSON.stringify(metrics));
+    assert.equal(lines.at(-1), "rate-limits: the fake store answers again");
+    // A flapping store: failure, recovery, failure past the interval, recovery within it.
+    await round(true, 1);
+    await round(false, 1);
+    await sleep(110);
+    await round(true, 5);
+    await round(false, 1);
+    await sleep(150);
+    assert.equal(refused, 286);
+    assert.ok(failed(286), JSON.stringify(metrics));
+    assert.equal(lines.at(-1), "rate-limits: the fake store answers again", lines.join("\n"));
+    const kinds = lines.slice(1).map((line) => line.endsWith("answers again") ? "up" : "down");
+    assert.ok(
+      kinds.every((kind, i) => kind === "down" || kinds[i - 1] === "down"),
+      "no recovery line twice",
+    );
   });
 
   it("closed: a hanging store answers unavailable within timeoutMs", async () => {
