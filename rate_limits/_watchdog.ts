@@ -18,7 +18,7 @@ type DenoTimers = { refTimer(id: number): void; unrefTimer(id: number): void };
 const DENO = (globalThis as { Deno?: DenoTimers }).Deno;
 
 /** Whether `timer` holds the process open (Node's `ref`/`unref`, Deno's `refTimer`/`unrefTimer`). */
-function setRef(timer: Timer, on: boolean): void {
+export function setRef(timer: Timer, on: boolean): void {
   if (typeof timer === "number") {
     if (on) DENO?.refTimer(timer);
     else DENO?.unrefTimer(timer);

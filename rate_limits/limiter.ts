@@ -31,6 +31,7 @@ import { isWellFormed } from "./_well_formed.ts";
 import { DEFAULT_REFUSALS, Refusals } from "./_refusals.ts";
 import { assertKnownOptions } from "./_options.ts";
 import { callDetached } from "../telemetry/_detached.ts";
+import { setRef } from "./_watchdog.ts";
 import {
   assertCost,
   assertCount,
@@ -381,9 +382,11 @@ const DOES: Record<OnStoreError, string> = {
 };
 
 /**
- * The limiter's reports: failure lines (through `log`) and metrics, each at
- * most once per interval, the failures between counted; a line when the
- * store answers again; latency.
+ * The limiter's reports: failure lines (through `log`) and metrics, at most
+ * one per interval, the failures between counted and reported at the
+ * interval's end (a timer that never holds the process open) if no later
+ * failure reports them; a line when the store answers again, after the
+ * failure lines; latency.
  */
 function reporter(
   options: RateLimiterOptions,
@@ -406,39 +409,57 @@ function reporter(
   const emit = (metric: RateLimiterMetric) => {
     if (sink !== undefined) callDetached(sink, [metric], onError(metric));
   };
+  /** Failures not reported yet, and the reason of the last. */
   let failures = 0;
+  let reason: "timeout" | "error" = "error";
   let lastFailure = -Infinity;
+  /** Whether the store's last call failed. */
   let failing = false;
-  let lastRecovery = -Infinity;
+  /** Whether a failure line was written since the last recovery line. */
+  let down = false;
+  let trailing: ReturnType<typeof setTimeout> | undefined;
   let calls = 0;
   let checks = 0;
   let totalMs = 0;
   let maxMs = 0;
   let lastLatency = -Infinity;
+  const recovered = () => {
+    if (failing || !down) return;
+    down = false;
+    log(`rate-limits: the ${storeName} store answers again`);
+  };
+  const flush = () => {
+    trailing = undefined;
+    if (failures === 0) return;
+    lastFailure = performance.now();
+    const n = failures;
+    failures = 0;
+    down = true;
+    log(
+      `rate-limits: the ${storeName} store is unavailable (${reason}): ${n} check${
+        n === 1 ? "" : "s"
+      } answered by onStoreError "${policy}" (${DOES[policy]}) since the last line`,
+    );
+    emit({ type: "rate_limit.store_unavailable", onStoreError: policy, failures: n, reason });
+    recovered();
+  };
   return {
-    failure(reason: "timeout" | "error") {
-      taps.unavailable?.(reason);
+    failure(why: "timeout" | "error") {
+      taps.unavailable?.(why);
       failures++;
+      reason = why;
       failing = true;
-      const now = performance.now();
-      if (now - lastFailure < interval) return;
-      lastFailure = now;
-      const n = failures;
-      failures = 0;
-      log(
-        `rate-limits: the ${storeName} store is unavailable (${reason}): ${n} check${
-          n === 1 ? "" : "s"
-        } answered by onStoreError "${policy}" (${DOES[policy]}) since the last line`,
-      );
-      emit({ type: "rate_limit.store_unavailable", onStoreError: policy, failures: n, reason });
+      const wait = lastFailure + interval - performance.now();
+      if (wait <= 0) flush();
+      else if (trailing === undefined) {
+        trailing = setTimeout(flush, wait);
+        setRef(trailing, false);
+      }
     },
     answered() {
       if (!failing) return;
       failing = false;
-      const now = performance.now();
-      if (now - lastRecovery < interval) return;
-      lastRecovery = now;
-      log(`rate-limits: the ${storeName} store answers again`);
+      if (failures === 0) recovered(); // else after the failures' line, at the interval's end
     },
     /**
      * A store call started at `sentAt` (`performance.now()` ms) settled, with `n` checks
