@@ -345,8 +345,11 @@ describe("applyApiKeysAdminRoutes on a Nest document", () => {
     });
   }
 
-  it("writes its own tags and security only where the operation has none, or when given", async () => {
+  it("keeps the operation's tags and security, unless given", async () => {
     const [bare, tagged] = await nestDocuments(false, [], 2);
+    // Nest tags a controller's operations with its name (`autoTagControllers`).
+    const nestTags = bare.paths["/admin/keys"].get.tags;
+    assert.equal(nestTags.length, 1);
     const plain = applyApiKeysAdminRoutes(bare, { prefix: "/admin" });
     const given = applyApiKeysAdminRoutes(tagged, {
       prefix: "/admin",
@@ -354,7 +357,7 @@ describe("applyApiKeysAdminRoutes on a Nest document", () => {
       security: [{ "api-key": [] }],
     });
     for (const operation of Object.values<Json>(outline(plain))) {
-      assert.deepEqual(operation.tags, ["api-keys"]);
+      assert.deepEqual(operation.tags, nestTags);
       assert.equal(operation.security, undefined);
     }
     for (const operation of Object.values<Json>(outline(given))) {
