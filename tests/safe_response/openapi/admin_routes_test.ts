@@ -18,7 +18,11 @@ import { ApiKeysModule } from "../../../api_keys/nest/mod.ts";
 import { createApiKeysAdminController } from "../../../api_keys/nest/api_keys.admin.ts";
 import { createApiKeysAdminHandler } from "../../../api_keys/admin/handler.ts";
 import { makeService } from "../../api_keys/helpers.ts";
-import { ApiKeyStorageError, InMemoryApiKeyStorage } from "../../../api_keys/mod.ts";
+import {
+  type ApiKeysService,
+  ApiKeyStorageError,
+  InMemoryApiKeyStorage,
+} from "../../../api_keys/mod.ts";
 import { createRateLimiter } from "../../../rate_limits/limiter.ts";
 import {
   bodyValidator,
@@ -26,6 +30,18 @@ import {
   type Json,
   pathTemplate,
 } from "./openapi_validation.ts";
+
+/** The admin handler of tenant `t`, offering `projects:read` (the CSRF check on unless `false`). */
+function adminHandler(service: ApiKeysService, options: { csrf?: false } = {}) {
+  return createApiKeysAdminHandler<null>({
+    service,
+    scopes: ["projects:read"],
+    tenantOf: () => "t",
+    canManage: () => true,
+    policy: () => null,
+    ...options,
+  });
+}
 
 describe("applyApiKeysAdminRoutes", () => {
   it("documents every route; every answer validates against its documented schema", async () => {
@@ -72,14 +88,7 @@ describe("applyApiKeysAdminRoutes", () => {
       scopes: [{ resource: "projects", level: "read" }],
       credits: { remaining: 5, refill: { amount: 5, interval: "daily" } },
     });
-    const handle = createApiKeysAdminHandler<null>({
-      service,
-      scopes: ["projects:read"],
-      tenantOf: () => "t",
-      canManage: () => true,
-      policy: () => null,
-      csrf: false,
-    });
+    const handle = adminHandler(service, { csrf: false });
     const validate = bodyValidator(document);
     const calls: [string, string, unknown][] = [
       ["GET", "/config", undefined],
@@ -390,13 +399,7 @@ describe("applyApiKeysAdminRoutes on a Nest document", () => {
     }
     // A request built from the document alone passes the handler's CSRF check (default options).
     const { service } = makeService();
-    const handle = createApiKeysAdminHandler<null>({
-      service,
-      scopes: ["projects:read"],
-      tenantOf: () => "t",
-      canManage: () => true,
-      policy: () => null,
-    });
+    const handle = adminHandler(service);
     const [parameter] = document.paths["/admin/keys"].post.parameters
       .filter((p: Json) => p.in === "header");
     const headers: Record<string, string> = {
