@@ -10,6 +10,7 @@ import { ApiKeyOperationError, ApiKeyStorageError, ApiKeyValidationError } from 
 import { errorResponse, jsonResponse, optionalFunction, positiveInteger } from "../leaks/_core.ts";
 import { serviceHooks } from "../_service_hooks.ts";
 import { callDetached } from "../../telemetry/_detached.ts";
+import { CSRF_METHODS, csrfOf } from "../../client/_csrf.ts";
 import type { ApiKeysService } from "../service.ts";
 import type { KeyLimits, Written } from "../_manage.ts";
 import type { ApiKeySummary, CreateApiKeyInput, Environment, Scope, ScopeLevel } from "../types.ts";
@@ -76,8 +77,6 @@ const MAX_SCOPES_OFFERED = 200;
 const MAX_SCOPES_PER_KEY = 50;
 const MAX_ALLOWLIST = 50;
 const FLAT_SCOPE = /^[a-z0-9_.-]{1,64}:(read|write)$/;
-const HEADER_NAME = /^[A-Za-z0-9-]{1,64}$/;
-const STATE_CHANGING = new Set(["POST", "PATCH", "DELETE"]);
 const SAME_SITE_FETCH = new Set(["same-origin", "none"]);
 const MAX_ALLOWED_ORIGINS = 100;
 
@@ -256,18 +255,6 @@ function scopeOffers(value: unknown): AdminScopeOffer[] {
       ? { scope: offer.scope }
       : { scope: offer.scope, description: offer.description };
   });
-}
-
-function csrfOf(
-  value: ApiKeysAdminOptions<unknown>["csrf"],
-): { header: string; value: string } | null {
-  if (value === false) return null;
-  const header = value?.header ?? "x-requested-with";
-  const expected = value?.value ?? "api-keys-manager";
-  if (typeof header !== "string" || !HEADER_NAME.test(header) || typeof expected !== "string") {
-    throw new TypeError("options.csrf must be false or { header, value } with a header name");
-  }
-  return { header: header.toLowerCase(), value: expected };
 }
 
 /** `options.allowedOrigins` as a set of exact, serialized `http(s)` origins. */
@@ -923,7 +910,7 @@ export function createApiKeysAdminHandler<R>(
     ) {
       throw new AdminHttpError(501, "not_implemented", `The ${action} route is not available`);
     }
-    if (STATE_CHANGING.has(request.method) && !passesCsrf(request)) {
+    if (CSRF_METHODS.has(request.method) && !passesCsrf(request)) {
       csrfRefused++;
       throw new AdminHttpError(403, "csrf_refused", "Cross-site request refused");
     }

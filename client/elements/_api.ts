@@ -5,7 +5,10 @@
  *
  * @module
  */
+import { CSRF_HEADER } from "../_csrf.ts";
 import { parseRetryAfter } from "../_retry_after.ts";
+
+export { CSRF_HEADER };
 
 /**
  * How long one request may take, its body read included (30 s): a reply not
@@ -14,8 +17,6 @@ import { parseRetryAfter } from "../_retry_after.ts";
 export const REQUEST_TIMEOUT_MS = 30_000;
 /** Largest response body read (characters); a longer one is an error. */
 export const MAX_RESPONSE_CHARS = 1_000_000;
-/** The routes' default CSRF header, sent on every state-changing request. */
-export const CSRF_HEADER: readonly [string, string] = ["X-Requested-With", "api-keys-manager"];
 
 /** How requests authenticate. */
 export interface Auth {

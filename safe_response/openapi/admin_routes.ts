@@ -6,8 +6,11 @@
  * @module
  */
 import { documentCopy, type OpenApiSchema, SAFE_RESPONSE_SCHEMAS } from "../_openapi_schemas.ts";
+import { PROBLEM_JSON_CONTENT_TYPE } from "../problem_details.ts";
 import type { OpenApiDocumentLike } from "./safe_response.document.ts";
+import { addProblemMedia } from "./_error_responses.ts";
 import { AUDIT_ACTIONS } from "../../api_keys/audit/types.ts";
+import { CSRF_METHODS, csrfOf } from "../../client/_csrf.ts";
 
 /**
  * Options of `applyApiKeysAdminRoutes`.
@@ -21,10 +24,16 @@ import { AUDIT_ACTIONS } from "../../api_keys/audit/types.ts";
 export interface ApiKeysAdminRoutesDocsOptions {
   /** Where the routes are mounted, such as `/api-keys`. */
   prefix: string;
-  /** Tags of every operation (default `["api-keys"]`). */
+  /** Tags of every operation (default: the operation's own, else `["api-keys"]`). */
   tags?: string[];
-  /** Security requirements of every operation (default: none written). */
+  /** Security requirements of every operation (default: the operation's own, else none). */
   security?: Record<string, string[]>[];
+  /**
+   * The CSRF header of `POST`, `PATCH` and `DELETE`, as the handler's `csrf`
+   * option (default `{ header: "x-requested-with", value: "api-keys-manager" }`;
+   * `false`: none).
+   */
+  csrf?: { header?: string; value?: string } | false;
 }
 
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
@@ -314,19 +323,112 @@ function addWithRefs(
   }
 }
 
-/** The `parameters` of an operation: `id` in the path, then its query parameters. */
-function parametersOf(path: string, method: string): { parameters?: object[] } {
-  const parameters = [
+/** The CSRF header the handler requires, as a parameter. */
+type CsrfHeader = { header: string; value: string } | null;
+
+/** The `parameters` of an operation: `id` in the path, its query parameters, the CSRF header. */
+function parametersOf(path: string, method: string, csrf: CsrfHeader): object[] {
+  return [
     ...(path.includes("{id}") ? [{ name: "id", in: "path", required: true, schema: str }] : []),
     ...(QUERIES[`${method} ${path}`] ?? []),
+    ...(csrf !== null && CSRF_METHODS.has(method.toUpperCase())
+      ? [{
+        name: csrf.header,
+        in: "header",
+        required: true,
+        description: "The CSRF header (the handler's `csrf` option); without it 403 `csrf_refused`",
+        schema: { type: "string", enum: [csrf.value] },
+      }]
+      : []),
   ];
-  return parameters.length === 0 ? {} : { parameters };
+}
+
+type Operation = Record<string, unknown> & { responses?: Record<string, unknown> };
+type Response = { description?: string; content?: Record<string, unknown>; headers?: object };
+
+const isObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === "object" && value !== null && !Array.isArray(value);
+const parameterKey = (parameter: unknown) =>
+  isObject(parameter) ? `${parameter.in} ${String(parameter.name).toLowerCase()}` : "";
+
+/**
+ * `own` (this function's operation) merged into `existing` (the operation
+ * `@nestjs/swagger` built for the controller, or one written before): its
+ * security, tags, other fields, parameters, responses, media types and
+ * headers stay; `own` gives each of its responses' description and
+ * `application/json`, its parameters, its request body. A header documented
+ * on every existing response (`applyGlobalErrors`' request id) is documented
+ * on the responses added too, and problem details (documented on an existing
+ * response: the app's `problemDetails`) beside each error, so the order of
+ * the two functions does not matter.
+ */
+function merge(
+  document: OpenApiDocumentLike,
+  existing: unknown,
+  own: Operation,
+  options: ApiKeysAdminRoutesDocsOptions,
+): Operation {
+  if (!isObject(existing)) return own;
+  const owned = new Set((own.parameters as unknown[] | undefined ?? []).map(parameterKey));
+  const parameters = [
+    ...(own.parameters as unknown[] | undefined ?? []),
+    ...(Array.isArray(existing.parameters) ? existing.parameters : [])
+      .filter((parameter) => !owned.has(parameterKey(parameter))),
+  ];
+  const tags = options.tags ??
+    (Array.isArray(existing.tags) && existing.tags.length > 0 ? existing.tags : own.tags);
+  const security = options.security ?? existing.security;
+  const before = Object.values(isObject(existing.responses) ? existing.responses : {})
+    .filter((response): response is Response => isObject(response) && !("$ref" in response));
+  const shared = before.length === 0 ? {} : Object.fromEntries(
+    Object.entries(before[0].headers ?? {}).filter(([name]) =>
+      before.every((response) => isObject(response.headers) && name in response.headers)
+    ),
+  );
+  const problem = before.some((response) =>
+    isObject(response.content) && PROBLEM_JSON_CONTENT_TYPE in response.content
+  );
+  const responses: Record<string, unknown> = { ...existing.responses as object };
+  for (const [status, response] of Object.entries(own.responses as Record<string, Response>)) {
+    const old = responses[status];
+    if (isObject(old) && !("$ref" in old)) {
+      const { "application/json": _, ...content } = (old.content ?? {}) as Record<string, unknown>;
+      responses[status] = {
+        ...old,
+        description: response.description,
+        content: { ...response.content, ...content },
+      };
+    } else {
+      const headers = Object.keys(shared).length === 0
+        ? {}
+        : { headers: documentCopy(shared, document) };
+      responses[status] = { ...response, ...headers };
+    }
+    if (problem && Number(status) >= 400) {
+      addProblemMedia(Number(status), responses[status], { problem: true });
+    }
+  }
+  if (problem) addWithRefs(document, document.components!.schemas!, "SafeProblemDetails");
+  const { requestBody } = own;
+  return {
+    ...existing,
+    tags,
+    summary: existing.summary ?? own.summary,
+    ...(security === undefined ? {} : { security }),
+    ...(parameters.length === 0 ? {} : { parameters }),
+    ...(requestBody === undefined ? {} : { requestBody }),
+    responses,
+  };
 }
 
 /**
  * Adds the admin routes below `options.prefix` (paths, operations, their
- * bodies, answers and errors in the envelope shape) and their component
- * schemas to `document`. Mutates and returns `document`; applying it twice
+ * parameters with the CSRF header, bodies, answers and errors in the envelope
+ * shape) and their component schemas to `document`. An operation already
+ * there (the controller's, as `@nestjs/swagger` builds it, with its
+ * decorators' tags and security, or `applyGlobalErrors`' errors and headers)
+ * is merged into, not replaced, so it may run before or after
+ * `applyGlobalErrors`. Mutates and returns `document`; applying it twice
  * changes nothing. Everything added is the document's own (no object shared
  * with another document, or between two responses).
  *
@@ -345,9 +447,9 @@ export function applyApiKeysAdminRoutes<T extends OpenApiDocumentLike>(
   if (typeof prefix !== "string" || !prefix.startsWith("/") || prefix.endsWith("/")) {
     throw new TypeError('options.prefix must be a path such as "/api-keys"');
   }
+  const csrf = csrfOf(options.csrf);
   const paths = document.paths ??= {};
   const schemas = (document.components ??= {}).schemas ??= {};
-  const tags = options.tags ?? ["api-keys"];
   for (const [name, schema] of Object.entries(SCHEMAS)) {
     schemas[name] ??= documentCopy(schema, document);
   }
@@ -360,25 +462,34 @@ export function applyApiKeysAdminRoutes<T extends OpenApiDocumentLike>(
         content: { "application/json": { schema: ref(answer) } },
       },
     };
+    const parameters = parametersOf(path, method, csrf);
+    const refused = parameters.some((parameter) => (parameter as { in: string }).in === "header");
     for (const code of [...EVERY_ROUTE_ERRORS, ...errors].sort((a, b) => a - b)) {
       responses[code] = {
-        description: `Error ${code}`,
+        description: code === 403 && refused
+          ? `Error 403 (\`csrf_refused\` without the \`${csrf!.header}\` header)`
+          : `Error ${code}`,
         content: { "application/json": { schema: ref("SafeErrorResponse") } },
       };
     }
-    item[method] = documentCopy({
-      tags,
-      summary,
-      ...(options.security === undefined ? {} : { security: options.security }),
-      ...parametersOf(path, method),
-      ...(body === null ? {} : {
-        requestBody: {
-          required: method !== "post" || path === "/keys",
-          content: { "application/json": { schema: ref(body) } },
-        },
-      }),
-      responses,
-    }, document);
+    item[method] = merge(
+      document,
+      item[method],
+      documentCopy({
+        tags: options.tags ?? ["api-keys"],
+        summary,
+        ...(options.security === undefined ? {} : { security: options.security }),
+        ...(parameters.length === 0 ? {} : { parameters }),
+        ...(body === null ? {} : {
+          requestBody: {
+            required: method !== "post" || path === "/keys",
+            content: { "application/json": { schema: ref(body) } },
+          },
+        }),
+        responses,
+      }, document),
+      options,
+    );
   }
   return document;
 }

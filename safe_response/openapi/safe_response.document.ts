@@ -14,7 +14,7 @@ import { reasonPhrase } from "../http_status.ts";
 import { isNullBodyStatus } from "../_null_body.ts";
 import type { SafeErrorResponseOptions, SafeResponseModuleOptions } from "../options.ts";
 import { PaginationQueryError } from "../pagination_query.ts";
-import { resolveSettings } from "../settings.ts";
+import { resolveSettings, type SafeResponseSettings } from "../settings.ts";
 import { addProblemMedia, documentFieldDetails, errorResponses } from "./_error_responses.ts";
 import { documentFieldSelection } from "./_field_selection.ts";
 import {
@@ -99,6 +99,18 @@ export function applyGlobalErrors<T extends OpenApiDocumentLike, Context = unkno
     }
   };
   const validation400 = settings.validationDetails === "fields" && responses.has(400);
+  const rateLimit = rateLimitHeadersOf(settings.rateLimit);
+  const rateLimitHeaders = Object.keys(rateLimit);
+  const descriptions: Record<string, OpenApiSchema> = {
+    ...HEADERS,
+    ...(settings.requestId === undefined ? {} : {
+      [settings.requestId.headerName]: {
+        description: "The request's id (module option `requestId`)",
+        schema: { type: "string" },
+      },
+    }),
+    ...rateLimit,
+  };
   if (responses.size > 0) addComponents();
   for (const operation of operationsOf(document)) {
     documentSuccessStatus(operation);
@@ -147,7 +159,9 @@ export function applyGlobalErrors<T extends OpenApiDocumentLike, Context = unkno
         ...requestId,
         ...routeHeaders, // optional: a guard's refusal (before the interceptor) has none of them
         ...(success && linkHeader ? ["Link"] : []),
-      ]);
+        ...(success ? rateLimitHeaders : []),
+        ...(STATUS_HEADERS[status] ?? []),
+      ], descriptions);
     }
   }
   return document;
@@ -174,24 +188,60 @@ function documentSuccessStatus(operation: OperationLike): void {
   else if (typeof media === "string") success.content = { [media]: { schema: { type: "string" } } };
 }
 
-/** What each documented response header holds. */
-const HEADER_DESCRIPTIONS: Readonly<Record<string, string>> = {
-  Deprecation:
+/** A string header described by `description`. */
+const text = (description: string): OpenApiSchema => ({ description, schema: { type: "string" } });
+
+/** What each documented response header holds, and its schema. */
+const HEADERS: Readonly<Record<string, OpenApiSchema>> = {
+  Deprecation: text(
     "RFC 9745: the route is deprecated (since `@<unix seconds>`); not on a guard's refusal",
-  Sunset: "RFC 8594: when the route goes away (an HTTP date); not on a guard's refusal",
-  Link: "RFC 8288 links: pagination (`first`, `prev`, `next`, `last`), deprecation, sunset",
+  ),
+  Sunset: text("RFC 8594: when the route goes away (an HTTP date); not on a guard's refusal"),
+  Link: text("RFC 8288 links: pagination (`first`, `prev`, `next`, `last`), deprecation, sunset"),
+  "WWW-Authenticate": text(
+    'RFC 9110 challenge (an API key guard\'s: `Bearer`, or `Bearer error="invalid_token"` for a ' +
+      "key refused)",
+  ),
+  "Retry-After": text("RFC 9110: seconds (or an HTTP date) to wait before retrying"),
 };
 
-/** Adds each header of `names` to `response` (an object, not a `$ref`) when missing. */
-function documentHeaders(response: unknown, names: readonly string[]): void {
+/** The headers documented on every response of a status besides the others: its RFC 9110 fields. */
+const STATUS_HEADERS: Readonly<Record<string, readonly string[]>> = {
+  401: ["WWW-Authenticate"],
+  429: ["Retry-After"],
+};
+
+/** The rate-limit headers module option `rateLimit` reads (documented on a success), by name. */
+function rateLimitHeadersOf(
+  rateLimit: SafeResponseSettings["rateLimit"],
+): Record<string, OpenApiSchema> {
+  if (rateLimit === undefined) return {};
+  const field = text(
+    "IETF RateLimit header field (a structured field), read into `meta.rateLimit`",
+  );
+  return {
+    ...(rateLimit.standard ? { RateLimit: field, "RateLimit-Policy": field } : {}),
+    ...Object.fromEntries(["Limit", "Remaining", "Reset"].map((part) => [
+      `${rateLimit.headerPrefix}-${part}`,
+      {
+        description: `The rate limit's \`${part.toLowerCase()}\`, read into \`meta.rateLimit\``,
+        schema: { type: "integer", minimum: 0 },
+      },
+    ])),
+  };
+}
+
+/** Adds each header of `names` (described in `headers`) to `response` (not a `$ref`) when missing. */
+function documentHeaders(
+  response: unknown,
+  names: readonly string[],
+  headers: Readonly<Record<string, OpenApiSchema>>,
+): void {
   if (names.length === 0 || typeof response !== "object" || response === null) return;
   if ("$ref" in response) return;
-  const headers = ((response as { headers?: Record<string, unknown> }).headers ??= {});
+  const documented = ((response as { headers?: Record<string, unknown> }).headers ??= {});
   for (const name of names) {
-    headers[name] ??= {
-      description: HEADER_DESCRIPTIONS[name] ?? "The request's id (module option `requestId`)",
-      schema: { type: "string" },
-    };
+    documented[name] ??= structuredClone(headers[name] ?? text("A header the route sets"));
   }
 }
 

@@ -7,10 +7,22 @@ import "reflect-metadata";
 import { describe, it } from "node:test";
 import SwaggerParser from "@apidevtools/swagger-parser";
 import assert from "node:assert/strict";
+import { Module } from "@nestjs/common";
+import { NestFactory } from "@nestjs/core";
+import { ApiSecurity, ApiTags, DocumentBuilder, SwaggerModule } from "@nestjs/swagger";
 import { applyApiKeysAdminRoutes } from "../../../safe_response/openapi/admin_routes.ts";
+import { applyGlobalErrors } from "../../../safe_response/openapi/safe_response.document.ts";
+import { SafeResponseModule } from "../../../safe_response/nest/mod.ts";
+import type { SafeResponseModuleOptions } from "../../../safe_response/options.ts";
+import { ApiKeysModule } from "../../../api_keys/nest/mod.ts";
+import { createApiKeysAdminController } from "../../../api_keys/nest/api_keys.admin.ts";
 import { createApiKeysAdminHandler } from "../../../api_keys/admin/handler.ts";
 import { makeService } from "../../api_keys/helpers.ts";
-import { ApiKeyStorageError, InMemoryApiKeyStorage } from "../../../api_keys/mod.ts";
+import {
+  type ApiKeysService,
+  ApiKeyStorageError,
+  InMemoryApiKeyStorage,
+} from "../../../api_keys/mod.ts";
 import { createRateLimiter } from "../../../rate_limits/limiter.ts";
 import {
   bodyValidator,
@@ -18,6 +30,18 @@ import {
   type Json,
   pathTemplate,
 } from "./openapi_validation.ts";
+
+/** The admin handler of tenant `t`, offering `projects:read` (the CSRF check on unless `false`). */
+function adminHandler(service: ApiKeysService, options: { csrf?: false } = {}) {
+  return createApiKeysAdminHandler<null>({
+    service,
+    scopes: ["projects:read"],
+    tenantOf: () => "t",
+    canManage: () => true,
+    policy: () => null,
+    ...options,
+  });
+}
 
 describe("applyApiKeysAdminRoutes", () => {
   it("documents every route; every answer validates against its documented schema", async () => {
@@ -64,14 +88,7 @@ describe("applyApiKeysAdminRoutes", () => {
       scopes: [{ resource: "projects", level: "read" }],
       credits: { remaining: 5, refill: { amount: 5, interval: "daily" } },
     });
-    const handle = createApiKeysAdminHandler<null>({
-      service,
-      scopes: ["projects:read"],
-      tenantOf: () => "t",
-      canManage: () => true,
-      policy: () => null,
-      csrf: false,
-    });
+    const handle = adminHandler(service, { csrf: false });
     const validate = bodyValidator(document);
     const calls: [string, string, unknown][] = [
       ["GET", "/config", undefined],
@@ -233,5 +250,188 @@ describe("applyApiKeysAdminRoutes", () => {
     for (const prefix of ["a", "/a/", ""]) {
       assert.throws(() => applyApiKeysAdminRoutes({}, { prefix }), TypeError);
     }
+  });
+});
+
+/** Options of an app whose guard errors are global (problem details or not). */
+function appOptions(problem: boolean): SafeResponseModuleOptions {
+  return {
+    requestId: true,
+    problemDetails: problem ? { baseUrl: "https://errors.example.com" } : false,
+    swagger: { globalErrors: [401, 403, 429, 500] },
+  };
+}
+
+/** Builds `count` documents of a Nest app serving the admin routes under `/admin`. */
+async function nestDocuments(
+  problem: boolean,
+  decorators: ClassDecorator[],
+  count: number,
+): Promise<Json[]> {
+  const Admin = createApiKeysAdminController({
+    path: "admin",
+    decorators,
+    scopes: ["projects:read"],
+    tenantOf: () => "t",
+    canManage: () => true,
+    policy: () => null,
+  });
+  @Module({
+    imports: [
+      SafeResponseModule.register(appOptions(problem)),
+      ApiKeysModule.forRoot({
+        peppers: { 1: "a-pepper-of-at-least-thirty-two-bytes!!" },
+        storage: new InMemoryApiKeyStorage(),
+      }),
+    ],
+    controllers: [Admin],
+  })
+  class AdminModule {}
+  const app = await NestFactory.create(AdminModule, { logger: false });
+  try {
+    await app.init();
+    const config = new DocumentBuilder().setTitle("t").setVersion("1")
+      .addApiKey({ type: "apiKey", in: "header", name: "X-API-Key" }, "api-key").build();
+    return Array.from({ length: count }, () => SwaggerModule.createDocument(app, config));
+  } finally {
+    await app.close();
+  }
+}
+
+/** What each admin operation documents: security, tags, parameters, statuses, media types, headers. */
+function outline(document: Json): Json {
+  const operations: Record<string, Json> = {};
+  for (const [path, item] of Object.entries<Json>(document.paths)) {
+    for (const [method, operation] of Object.entries<Json>(item)) {
+      operations[`${method} ${path}`] = {
+        security: operation.security,
+        tags: operation.tags,
+        parameters: operation.parameters?.map((p: Json) => `${p.in}:${p.name}`),
+        responses: Object.fromEntries(
+          Object.entries<Json>(operation.responses).map(([status, response]) => [status, {
+            media: Object.keys(response.content ?? {}).sort(),
+            headers: Object.keys(response.headers ?? {}).sort(),
+          }]),
+        ),
+      };
+    }
+  }
+  return operations;
+}
+
+describe("applyApiKeysAdminRoutes on a Nest document", () => {
+  for (const problem of [false, true]) {
+    it(`keeps the controller's security, tags and the global errors, in either order (problem details: ${problem})`, async () => {
+      const [first, second] = await nestDocuments(problem, [
+        ApiTags("admin"),
+        ApiSecurity("api-key"),
+      ], 2);
+      const globalFirst = applyApiKeysAdminRoutes(applyGlobalErrors(first, appOptions(problem)), {
+        prefix: "/admin",
+      });
+      const adminFirst = applyGlobalErrors(
+        applyApiKeysAdminRoutes(second, { prefix: "/admin" }),
+        appOptions(problem),
+      );
+      assert.deepEqual(outline(globalFirst), outline(adminFirst));
+      const media = problem
+        ? ["application/json", "application/problem+json"]
+        : ["application/json"];
+      for (const [name, operation] of Object.entries<Json>(outline(globalFirst))) {
+        assert.deepEqual(operation.security, [{ "api-key": [] }], name);
+        assert.deepEqual(operation.tags, ["admin"], name);
+        for (const status of ["401", "403", "429", "500", "503"]) {
+          assert.ok(operation.responses[status], `${name} documents ${status}`);
+          assert.ok(operation.responses[status].headers.includes("X-Request-Id"), name);
+        }
+        for (const status of ["401", "403"]) {
+          assert.deepEqual(operation.responses[status].media, media, `${name} ${status}`);
+        }
+      }
+      for (const document of [globalFirst, adminFirst]) {
+        await SwaggerParser.validate(structuredClone(document));
+      }
+    });
+  }
+
+  it("keeps the operation's tags and security, unless given", async () => {
+    const [bare, tagged] = await nestDocuments(false, [], 2);
+    // Nest tags a controller's operations with its name (`autoTagControllers`).
+    const nestTags = bare.paths["/admin/keys"].get.tags;
+    assert.equal(nestTags.length, 1);
+    const plain = applyApiKeysAdminRoutes(bare, { prefix: "/admin" });
+    const given = applyApiKeysAdminRoutes(tagged, {
+      prefix: "/admin",
+      tags: ["keys"],
+      security: [{ "api-key": [] }],
+    });
+    for (const operation of Object.values<Json>(outline(plain))) {
+      assert.deepEqual(operation.tags, nestTags);
+      assert.equal(operation.security, undefined);
+    }
+    for (const operation of Object.values<Json>(outline(given))) {
+      assert.deepEqual(operation.tags, ["keys"]);
+      assert.deepEqual(operation.security, [{ "api-key": [] }]);
+    }
+    const again = applyApiKeysAdminRoutes(structuredClone(given), { prefix: "/admin" });
+    assert.deepEqual(again, given);
+  });
+
+  it("documents the CSRF header the handler requires on POST, PATCH and DELETE", async () => {
+    const [nest] = await nestDocuments(false, [], 1);
+    const document: Json = applyApiKeysAdminRoutes(nest, { prefix: "/admin" });
+    await SwaggerParser.validate(structuredClone(document));
+    const writes = ["post /admin/keys", "patch /admin/keys/{id}", "delete /admin/keys/{id}"];
+    writes.push("post /admin/keys/{id}/rotate");
+    for (const [path, item] of Object.entries<Json>(document.paths)) {
+      for (const [method, operation] of Object.entries<Json>(item)) {
+        const csrf = (operation.parameters ?? []).filter((p: Json) => p.in === "header");
+        if (!writes.includes(`${method} ${path}`)) {
+          assert.deepEqual(csrf, [], `${method} ${path}`);
+          continue;
+        }
+        assert.equal(csrf.length, 1, `${method} ${path}`);
+        assert.equal(csrf[0].name.toLowerCase(), "x-requested-with");
+        assert.equal(csrf[0].required, true);
+        assert.deepEqual(csrf[0].schema, { type: "string", enum: ["api-keys-manager"] });
+        assert.match(operation.responses["403"].description, /csrf_refused/);
+      }
+    }
+    // A request built from the document alone passes the handler's CSRF check (default options).
+    const { service } = makeService();
+    const handle = adminHandler(service);
+    const [parameter] = document.paths["/admin/keys"].post.parameters
+      .filter((p: Json) => p.in === "header");
+    const headers: Record<string, string> = {
+      [parameter.name.toLowerCase()]: parameter.schema.enum[0],
+      "content-type": "application/json",
+    };
+    const answer = (await handle({
+      method: "POST",
+      path: "/keys",
+      query: () => null,
+      headers: (name) => headers[name.toLowerCase()] ?? null,
+      body: JSON.stringify({ name: "n", scopes: ["projects:read"] }),
+    }, null))!;
+    assert.equal(answer.status, 201, answer.body);
+  });
+
+  it("follows the csrf option: another header, or none with false; a bad one throws", () => {
+    const named: Json = applyApiKeysAdminRoutes({}, {
+      prefix: "/a",
+      csrf: { header: "X-Csrf", value: "v" },
+    });
+    const [parameter] = named.paths["/a/keys"].post.parameters;
+    assert.deepEqual(
+      [parameter.name.toLowerCase(), parameter.in, parameter.schema.enum],
+      ["x-csrf", "header", ["v"]],
+    );
+    const off: Json = applyApiKeysAdminRoutes({}, { prefix: "/a", csrf: false });
+    assert.equal(off.paths["/a/keys"].post.parameters, undefined);
+    assert.doesNotMatch(off.paths["/a/keys"].post.responses["403"].description, /csrf/);
+    assert.throws(
+      () => applyApiKeysAdminRoutes({}, { prefix: "/a", csrf: { header: "bad header" } }),
+      TypeError,
+    );
   });
 });

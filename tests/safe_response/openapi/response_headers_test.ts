@@ -22,6 +22,7 @@ import {
   UseGuards,
 } from "@nestjs/common";
 import { DocumentBuilder, SwaggerModule } from "@nestjs/swagger";
+import { ThrottlerGuard, ThrottlerModule } from "@nestjs/throttler";
 import SwaggerParser from "@apidevtools/swagger-parser";
 import {
   CursorPaginated,
@@ -32,6 +33,9 @@ import {
   type SafeResponseModuleOptions,
 } from "../../../safe_response/nest/mod.ts";
 import { applyGlobalErrors } from "../../../safe_response/openapi/mod.ts";
+import { ApiKeysService, InMemoryApiKeyStorage } from "../../../api_keys/mod.ts";
+import { ApiKeysGuard, ApiKeysModule } from "../../../api_keys/nest/mod.ts";
+import { apiKeyThrottlerTracker } from "../../../rate_limits/throttler.ts";
 import { ADAPTERS, boot } from "../nest/helpers.ts";
 import { documentedResponse, type Json } from "./openapi_validation.ts";
 
@@ -137,9 +141,13 @@ describe("applyGlobalErrors: response headers", () => {
             const names = Object.keys(documented.headers ?? {}).map((name) => name.toLowerCase());
             const sent = HEADERS.filter((name) => response.headers.has(name));
             // A guard's refusal of a deprecated route: its headers documented, optional, not sent.
-            const optional = path === "/h/old" && headers["x-deny"] !== undefined
-              ? ["deprecation", "link", "sunset"]
-              : [];
+            const optional = [
+              ...(path === "/h/old" && headers["x-deny"] !== undefined
+                ? ["deprecation", "link", "sunset"]
+                : []),
+              // Documented on every 401 (an API key guard's challenge); this guard sends none.
+              ...(response.status === 401 ? ["www-authenticate"] : []),
+            ];
             assert.deepEqual(
               names.sort(),
               [...sent, ...optional].sort(),
@@ -166,5 +174,85 @@ describe("applyGlobalErrors: response headers", () => {
         }
       });
     }
+  }
+});
+
+/** A route behind `ApiKeysGuard` and `ThrottlerGuard` (2 requests a minute). */
+@Controller("limited")
+@UseGuards(ApiKeysGuard, ThrottlerGuard)
+class LimitedController {
+  @Get()
+  @SafeResponse()
+  list() {
+    return 1;
+  }
+}
+
+describe("applyGlobalErrors: authentication and rate-limit headers", () => {
+  for (const standard of [false, true]) {
+    it(`documents WWW-Authenticate on a 401, Retry-After on a 429, the rate-limit headers on a success (standard: ${standard})`, async () => {
+      const options: SafeResponseModuleOptions = {
+        requestId: true,
+        rateLimit: { standard },
+        swagger: { globalErrors: [401, 429] },
+      };
+      @Module({
+        imports: [
+          SafeResponseModule.register(options),
+          ApiKeysModule.forRoot({
+            peppers: { 1: "a-pepper-of-at-least-thirty-two-bytes!!" },
+            storage: new InMemoryApiKeyStorage(),
+          }),
+          ThrottlerModule.forRoot({
+            throttlers: [{ ttl: 60_000, limit: 2 }],
+            getTracker: apiKeyThrottlerTracker,
+          }),
+        ],
+        controllers: [LimitedController],
+      })
+      class LimitedModule {}
+      const running = await boot(LimitedModule, "express");
+      try {
+        const { key } = await running.app.get(ApiKeysService).create({
+          tenantId: "t",
+          name: "k",
+          scopes: [{ resource: "orders", level: "read" }],
+        });
+        const document: Json = applyGlobalErrors(
+          SwaggerModule.createDocument(running.app, new DocumentBuilder().build()),
+          options,
+        );
+        const responses = document.paths["/limited"].get.responses;
+        const names = (status: number) => Object.keys(responses[status].headers).sort();
+        const limits = ["X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset"];
+        assert.deepEqual(names(200), [
+          ...(standard ? ["RateLimit", "RateLimit-Policy"] : []),
+          ...limits,
+          "X-Request-Id",
+        ]);
+        assert.deepEqual(names(401), ["WWW-Authenticate", "X-Request-Id"]);
+        assert.deepEqual(names(429), ["Retry-After", "X-Request-Id"]);
+        const statuses: number[] = [];
+        const keyed = { "x-api-key": key };
+        const checked = ["www-authenticate", "retry-after", ...limits.map((l) => l.toLowerCase())];
+        for (const headers of [{}, keyed, keyed, keyed] as Record<string, string>[]) {
+          const response = await fetch(`${running.url}/limited`, { headers });
+          await response.body?.cancel();
+          statuses.push(response.status);
+          const documented = names(response.status).map((name) => name.toLowerCase());
+          for (const name of checked) {
+            if (response.headers.has(name)) {
+              assert.ok(documented.includes(name), `${response.status} documents ${name}`);
+            }
+          }
+        }
+        assert.deepEqual(statuses, [401, 200, 200, 429]);
+        await SwaggerParser.validate(structuredClone(document));
+        const once = structuredClone(document);
+        assert.deepEqual(applyGlobalErrors(document, options), once);
+      } finally {
+        await running.close();
+      }
+    });
   }
 });
