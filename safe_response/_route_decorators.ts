@@ -14,6 +14,7 @@ import { type PaginationOptions, type PaginationSetting, resolvePagination } fro
 import { MAX_CURSOR_LENGTH } from "./pagination_links.ts";
 import { type LinkHeaderOption, resolveLinkHeader } from "./_link_header.ts";
 import { httpStatusOption, nonEmptyOption, problemTypeOption } from "./_route_checks.ts";
+import { optionNames, refuseUnknownOptions } from "./_options.ts";
 import { BASIC_SUCCESS_SCHEMA } from "./_openapi_schemas.ts";
 import {
   combine,
@@ -100,7 +101,8 @@ function linkHeaderOf(options: PaginatedOptions, name: string): LinkHeaderOption
 /**
  * Offset pagination: the handler returns `{ data, total, page, limit }` and `meta.pagination` is
  * computed. With a `maxLimit` or `defaultLimit`, `?page=` and `?limit=` are parsed before the
- * handler (a bad value is a 400 `INVALID_PAGINATION_QUERY`). Throws a `TypeError` on bad options.
+ * handler (a bad value is a 400 `INVALID_PAGINATION_QUERY`). Throws a `TypeError` on a bad or
+ * unknown option.
  * @example
  * ```ts
  * import { Controller, Get } from "@nestjs/common";
@@ -120,7 +122,7 @@ function linkHeaderOf(options: PaginatedOptions, name: string): LinkHeaderOption
  */
 export function Paginated(options: PaginatedOptions = {}): MethodDecorator & ClassDecorator {
   return paginated(
-    resolvePagination("offset", options, "Paginated"),
+    resolvePagination("offset", options, "Paginated", ["linkHeader"]),
     linkHeaderOf(options, "Paginated"),
   );
 }
@@ -142,7 +144,7 @@ export function CursorPaginated(
   options: PaginatedOptions = {},
 ): MethodDecorator & ClassDecorator {
   return paginated(
-    resolvePagination("cursor", options, "CursorPaginated"),
+    resolvePagination("cursor", options, "CursorPaginated", ["linkHeader"]),
     linkHeaderOf(options, "CursorPaginated"),
   );
 }
@@ -326,7 +328,7 @@ export function ProblemType(typeUri: string): MethodDecorator & ClassDecorator {
 
 /**
  * Marks a route deprecated: its responses carry `Deprecation`, `Sunset`, `Link` and
- * `meta.deprecation`. Throws a `TypeError` on a bad date.
+ * `meta.deprecation`. Throws a `TypeError` on a bad date or an unknown option.
  * @example
  * ```ts
  * import { Controller, Get } from "@nestjs/common";
@@ -366,10 +368,15 @@ export interface SafeResponseOptions {
   statusCode?: number;
 }
 
+const SAFE_RESPONSE_OPTIONS = optionNames<SafeResponseOptions>({
+  description: true,
+  statusCode: true,
+});
+
 /**
  * Wraps the route's result in the success envelope (also under a class-level `RawResponse()`) and
  * documents it, unless the route sets a non-JSON `Content-Type` (`@Header`) or is `@Sse`: its result
- * is then sent, and documented, as it is.
+ * is then sent, and documented, as it is. Throws a `TypeError` on a bad or unknown option.
  * @example
  * ```ts
  * import { Controller, Get } from "@nestjs/common";
@@ -379,6 +386,7 @@ export interface SafeResponseOptions {
  * ```
  */
 export function SafeResponse(options: SafeResponseOptions = {}): MethodDecorator & ClassDecorator {
+  refuseUnknownOptions(options, SAFE_RESPONSE_OPTIONS, "SafeResponse");
   const given = options.statusCode === undefined
     ? undefined
     : httpStatusOption(options.statusCode, "SafeResponse");

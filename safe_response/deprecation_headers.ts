@@ -6,6 +6,7 @@ import type { DeprecationMeta } from "../client/types.ts";
 import { isoInstantMs } from "../client/_instant.ts";
 import { httpDateMs } from "../client/_retry_after.ts";
 import { hasUserinfo, isHeaderSafeUri, linkValue } from "./_link_header.ts";
+import { optionNames, refuseUnknownOptions } from "./_options.ts";
 
 /** Options of a deprecated route. */
 export interface DeprecatedOptions {
@@ -23,6 +24,14 @@ export interface DeprecatedOptions {
   /** URL of the sunset policy (sent as `Link: <url>; rel="sunset"`, RFC 8594 section 6). */
   sunsetLink?: string;
 }
+
+const OPTION_NAMES = optionNames<DeprecatedOptions>({
+  since: true,
+  sunset: true,
+  message: true,
+  link: true,
+  sunsetLink: true,
+});
 
 /** A validated deprecation: the response headers and `meta.deprecation`. */
 export interface DeprecationPlan {
@@ -95,8 +104,9 @@ function checkLink(value: unknown, field: string): void {
 
 /**
  * Validates deprecation options and precomputes the headers and meta (dates in whole seconds, as
- * sent). A bad date or link throws a `TypeError`, a sunset before the `Deprecation` date sent
- * (`since`, else `@0`: 1970) a `RangeError`. Without `since`, meta has no `since`.
+ * sent). A bad date or link, or an unknown option, throws a `TypeError`, a sunset before the
+ * `Deprecation` date sent (`since`, else `@0`: 1970) a `RangeError`. Without `since`, meta has no
+ * `since`.
  * @example
  * ```ts
  * import { resolveDeprecation } from "@saferoute/api-kit/safe-response";
@@ -105,6 +115,7 @@ function checkLink(value: unknown, field: string): void {
  * ```
  */
 export function resolveDeprecation(options: DeprecatedOptions = {}): DeprecationPlan {
+  refuseUnknownOptions(options, OPTION_NAMES, "Deprecated");
   const since = options.since === undefined ? undefined : toDate(options.since, "since");
   const sunset = options.sunset === undefined ? undefined : toDate(options.sunset, "sunset");
   if (sunset !== undefined && sunset.getTime() < (since?.getTime() ?? 0)) {

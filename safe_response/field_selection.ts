@@ -2,6 +2,7 @@
  * Field selection (partial responses): `?fields=id,address.city` keeps only those fields of `data`.
  * @module
  */
+import { refuseUnknownOptions } from "./_options.ts";
 
 /** Field-selection options (module option `fieldSelection`, decorator `FieldSelection`). */
 export interface FieldSelectionOptions {
@@ -32,6 +33,8 @@ const DEFAULTS: FieldSelectionSettings = Object.freeze({
   maxFieldLength: FIELD_SELECTION_LIMITS.length,
 });
 
+const OPTION_NAMES = Object.keys(DEFAULTS);
+
 /** The numeric options and their ranges. */
 const RANGES = {
   maxDepth: [1, 10],
@@ -47,7 +50,7 @@ function fail(option: string, expected: string): never {
 
 /**
  * Validates field-selection options merged over `base` (default: the defaults); `false` is off.
- * Throws a `TypeError` naming `name` on a bad value.
+ * Throws a `TypeError` naming `name` on a bad value or an unknown option.
  * @example
  * ```ts
  * import { resolveFieldSelection } from "@saferoute/api-kit/safe-response";
@@ -62,12 +65,10 @@ export function resolveFieldSelection(
   if (value === undefined || value === false) return undefined;
   if (value === true) return base;
   if (typeof value !== "object" || value === null || Array.isArray(value)) {
-    fail(name, `a boolean or { ${Object.keys(DEFAULTS).join("?, ")}? }`);
+    fail(name, `a boolean or { ${OPTION_NAMES.join("?, ")}? }`);
   }
+  refuseUnknownOptions(value, OPTION_NAMES, name);
   const options = value as Record<string, unknown>;
-  for (const key of Object.keys(options)) {
-    if (!(key in DEFAULTS)) fail(`${name}.${key}`, `one of ${Object.keys(DEFAULTS).join(", ")}`);
-  }
   const { queryParam = base.queryParam, separator = base.separator } = options;
   if (typeof queryParam !== "string" || queryParam === "") {
     fail(`${name}.queryParam`, "a non-empty string");

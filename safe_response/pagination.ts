@@ -5,6 +5,7 @@
 import type { CursorPaginationMeta, PaginationMeta, SortInfo } from "../client/types.ts";
 import { isCount } from "../client/_decimal.ts";
 import { cursorPaginationLinks, offsetPaginationLinks } from "./pagination_links.ts";
+import { optionNames, refuseUnknownOptions } from "./_options.ts";
 
 /** What an offset-paginated handler returns. */
 export interface PaginatedResult<T = unknown> {
@@ -70,8 +71,15 @@ export interface PaginationSetting {
   links: boolean;
 }
 
+const OPTION_NAMES = optionNames<PaginationOptions>({
+  maxLimit: true,
+  defaultLimit: true,
+  links: true,
+});
+
 /**
- * Validates pagination options; throws a `TypeError` naming `name` on a bad value.
+ * Validates pagination options; throws a `TypeError` naming `name` on a bad value or an unknown
+ * option (`also`: further names the caller reads itself, such as `linkHeader`).
  * @example
  * ```ts
  * import { resolvePagination } from "@saferoute/api-kit/safe-response";
@@ -82,7 +90,9 @@ export function resolvePagination(
   kind: PaginationSetting["kind"],
   options: PaginationOptions,
   name: string,
+  also: readonly string[] = [],
 ): PaginationSetting {
+  refuseUnknownOptions(options ?? {}, [...OPTION_NAMES, ...also], name);
   const { maxLimit, defaultLimit, links = false } = options ?? {};
   for (const [option, value] of [["maxLimit", maxLimit], ["defaultLimit", defaultLimit]]) {
     if (value !== undefined && !isCount(value, 1)) {

@@ -14,6 +14,7 @@ import { isUriReference } from "./_route_checks.ts";
 import type { I18nAdapter } from "./i18n_adapter.ts";
 import type { LinkHeaderOption } from "./_link_header.ts";
 import { isContextFieldName } from "./_meta_fields.ts";
+import { refuseUnknownOptions } from "./_options.ts";
 import { resolveLinkHeader } from "./_link_header.ts";
 import type { ValidationDetailsMode } from "./validation_details.ts";
 import type {
@@ -107,6 +108,7 @@ const DEFAULTS: Readonly<Record<keyof SafeResponseModuleOptions, unknown>> = Obj
   defaultLimit: undefined,
   legacyKeyLayouts: undefined,
 });
+const OPTION_NAMES = Object.keys(DEFAULTS);
 
 type Bag = Record<string, unknown>;
 
@@ -296,14 +298,9 @@ export function resolveSettings<Context>(
 
 /** {@link resolveSettings}, its errors naming `SafeResponseModule`. */
 function settingsOf<Context>(options: SafeResponseModuleOptions<Context>): SafeResponseSettings {
-  if (!isBag(options)) throw new TypeError("SafeResponseModule: options must be an object");
+  refuseUnknownOptions(options, OPTION_NAMES, OWNER);
   const o: Bag = { ...DEFAULTS };
-  for (const [key, value] of Object.entries(options)) {
-    if (!Object.hasOwn(DEFAULTS, key)) {
-      throw new TypeError(`SafeResponseModule: unknown option \`${key}\``);
-    }
-    if (value !== undefined) o[key] = value;
-  }
+  for (const [key, value] of Object.entries(options)) if (value !== undefined) o[key] = value;
   return Object.freeze({
     timestamp: bool(o.timestamp, "timestamp"),
     path: bool(o.path, "path"),

@@ -25,6 +25,7 @@ import {
   problemTypeOption,
 } from "../_route_checks.ts";
 import { resolveSettings } from "../settings.ts";
+import { optionNames, refuseUnknownOptions } from "../_options.ts";
 import { callAppFunction } from "../_app_functions.ts";
 import { callDetached } from "../../telemetry/_detached.ts";
 import {
@@ -52,8 +53,8 @@ export interface SafeFetchOptions extends SafeResponseModuleOptions<Request> {
 }
 
 /**
- * A route's settings, one key per decorator of `./safe-response/nest`; a bad value throws a
- * `TypeError` when the route is wrapped.
+ * A route's settings, one key per decorator of `./safe-response/nest`; a bad value or an unknown
+ * option (here or in a nested options object) throws a `TypeError` when the route is wrapped.
  */
 export interface SafeRouteOptions {
   /** Name of the route in warnings (default: the handler's name). */
@@ -102,7 +103,7 @@ export interface SafeFetch {
   readonly responder: Responder;
   /**
    * Wraps `handler`: its result becomes the success envelope, what it throws the error envelope or
-   * problem details. Throws a `TypeError` on bad route options.
+   * problem details. Throws a `TypeError` on a bad or unknown route option.
    */
   route<Args extends unknown[]>(
     options: SafeRouteOptions,
@@ -115,12 +116,27 @@ export interface SafeFetch {
   errorResponse(error: unknown, request: Request): Response;
 }
 
+const ROUTE_OPTIONS = optionNames<SafeRouteOptions>({
+  route: true,
+  statusCode: true,
+  rawResponse: true,
+  responseMessage: true,
+  successCode: true,
+  paginated: true,
+  cursorPaginated: true,
+  sortMeta: true,
+  filterMeta: true,
+  fieldSelection: true,
+  errorFormat: true,
+  problemType: true,
+  deprecated: true,
+  apiVersion: true,
+});
+
 /** Checks `options` for `who` and maps them to the core's route options. */
 function routeOptionsOf(options: SafeRouteOptions, handler: object): RouteOptions {
   const who = "createSafeFetch route";
-  if (typeof options !== "object" || options === null) {
-    throw new TypeError(`${who}: options must be an object`);
-  }
+  refuseUnknownOptions(options, ROUTE_OPTIONS, who);
   const flag = (value: unknown, name: string): boolean | undefined => {
     if (value === undefined || typeof value === "boolean") return value;
     throw new TypeError(`${who}: \`${name}\` must be a boolean`);
@@ -128,7 +144,9 @@ function routeOptionsOf(options: SafeRouteOptions, handler: object): RouteOption
   const paging = (value: PaginationOptions | boolean | undefined, kind: "offset" | "cursor") => {
     if (value === undefined || value === false) return undefined;
     const name = kind === "offset" ? "paginated" : "cursorPaginated";
-    return resolvePagination(kind, value === true ? {} : value, `${who}: \`${name}\``);
+    return resolvePagination(kind, value === true ? {} : value, `${who}: \`${name}\``, [
+      "linkHeader",
+    ]);
   };
   const offset = paging(options.paginated, "offset");
   const cursor = paging(options.cursorPaginated, "cursor");

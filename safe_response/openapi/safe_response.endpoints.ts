@@ -9,6 +9,7 @@ import type { LinkHeaderOption } from "../_link_header.ts";
 import { endpointDecorators } from "../_route_decorators.ts";
 import type { ErrorFormat, SafeErrorResponseConfig } from "../options.ts";
 import { errorFormatOption } from "../_route_checks.ts";
+import { optionNames, refuseUnknownOptions } from "../_options.ts";
 import { documentErrors } from "./safe_response.errors.ts";
 import { documentSuccess, type SafeModel } from "./safe_response.responses.ts";
 
@@ -59,13 +60,43 @@ export interface SafePaginatedEndpointOptions extends SafeEndpointCommonOptions 
 /** Options of `SafeCursorPaginatedEndpoint`. */
 export interface SafeCursorPaginatedEndpointOptions extends SafePaginatedEndpointOptions {}
 
-/** A composite: the runtime half and the OpenAPI half from the same options. */
+const COMMON_OPTIONS = {
+  description: true,
+  sort: true,
+  filter: true,
+  message: true,
+  code: true,
+  errors: true,
+  deprecated: true,
+  errorFormat: true,
+  problemDetails: true,
+  fieldSelection: true,
+} as const satisfies Record<keyof SafeEndpointCommonOptions, true>;
+const ENDPOINT_OPTIONS = optionNames<SafeEndpointOptions>({
+  ...COMMON_OPTIONS,
+  statusCode: true,
+  isArray: true,
+});
+const PAGINATED_ENDPOINT_OPTIONS = optionNames<SafePaginatedEndpointOptions>({
+  ...COMMON_OPTIONS,
+  maxLimit: true,
+  defaultLimit: true,
+  links: true,
+  linkHeader: true,
+});
+
+/**
+ * A composite: the runtime half and the OpenAPI half from the same options; an unknown option
+ * throws a `TypeError` naming `decorator`.
+ */
 function safeEndpoint(
   model: SafeModel,
   options: SafeEndpointOptions & SafePaginatedEndpointOptions,
   pagination: "offset" | "cursor" | undefined,
   decorator: string,
 ): MethodDecorator {
+  const known = pagination === undefined ? ENDPOINT_OPTIONS : PAGINATED_ENDPOINT_OPTIONS;
+  refuseUnknownOptions(options, known, decorator);
   const shape = {
     isArray: pagination === undefined && options.isArray === true,
     pagination,
@@ -99,7 +130,8 @@ function safeEndpoint(
 }
 
 /**
- * Composite for a plain endpoint: envelope, status, meta and errors, applied and documented.
+ * Composite for a plain endpoint: envelope, status, meta and errors, applied and documented. A bad
+ * or unknown option throws a `TypeError`.
  * @example
  * ```ts
  * import { Controller, Post } from "@nestjs/common";
@@ -121,7 +153,8 @@ export function SafeEndpoint(
 }
 
 /**
- * Composite for an offset-paginated endpoint (`Paginated` plus the common options; status 200).
+ * Composite for an offset-paginated endpoint (`Paginated` plus the common options; status 200). A
+ * bad or unknown option throws a `TypeError`.
  * @example
  * ```ts
  * import { Controller, Get } from "@nestjs/common";
@@ -143,7 +176,8 @@ export function SafePaginatedEndpoint(
 }
 
 /**
- * Composite for a cursor-paginated endpoint (`CursorPaginated` plus the common options; status 200).
+ * Composite for a cursor-paginated endpoint (`CursorPaginated` plus the common options; status
+ * 200). A bad or unknown option throws a `TypeError`.
  * @example
  * ```ts
  * import { Controller, Get } from "@nestjs/common";

@@ -34,6 +34,17 @@ describe("deprecation headers", () => {
     assert.throws(() => resolveDeprecation({ message: 3 as unknown as string }), TypeError);
   });
 
+  it("refuses an unknown option, naming it and the known ones (a misspelt sunset sends no Sunset)", () => {
+    assert.throws(
+      () => resolveDeprecation({ sunsett: "2027-01-01" } as never),
+      /^TypeError: Deprecated: unknown option `sunsett` \(known: since, sunset, message, link, sunsetLink\)$/,
+    );
+    assert.throws(
+      () => resolveDeprecation("2027-01-01" as never),
+      /^TypeError: Deprecated: options must be an object$/,
+    );
+  });
+
   it("refuses a date whose year is not four digits (no HTTP-date nor plain ISO 8601 for it)", () => {
     for (const date of ["+010000-01-01T00:00:00Z", "-000001-01-01T00:00:00Z"]) {
       assert.throws(() => resolveDeprecation({ sunset: date }), /`sunset` must be a valid date/);

@@ -5,6 +5,7 @@ import {
   buildPaginationMeta,
   clampLimit,
   paginatedResultFault,
+  resolvePagination,
 } from "../../safe_response/pagination.ts";
 import { isFilterMap, isSortInfo } from "../../safe_response/sort_filter.ts";
 
@@ -81,5 +82,35 @@ describe("pagination meta", () => {
     assert.equal(isSortInfo({ field: "a", order: "DESC" }), false);
     assert.equal(isFilterMap({}), true);
     assert.equal(isFilterMap(null), false);
+  });
+});
+
+describe("resolvePagination: unknown options", () => {
+  it("refuses an unknown option, naming the caller, the option and the known ones", () => {
+    assert.throws(
+      () => resolvePagination("offset", { maxLimt: 100 } as never, "items"),
+      /^TypeError: items: unknown option `maxLimt` \(known: maxLimit, defaultLimit, links\)$/,
+    );
+    assert.throws(
+      () => resolvePagination("cursor", "20" as never, "items"),
+      /^TypeError: items: options must be an object$/,
+    );
+    assert.deepEqual(resolvePagination("cursor", undefined as never, "items"), {
+      kind: "cursor",
+      links: false,
+    });
+  });
+
+  it("accepts the further names its caller reads itself, and lists them", () => {
+    const options = { maxLimit: 5, linkHeader: true } as never;
+    assert.deepEqual(resolvePagination("offset", options, "Paginated", ["linkHeader"]), {
+      kind: "offset",
+      links: false,
+      maxLimit: 5,
+    });
+    assert.throws(
+      () => resolvePagination("offset", { linkHeadr: true } as never, "Paginated", ["linkHeader"]),
+      /unknown option `linkHeadr` \(known: maxLimit, defaultLimit, links, linkHeader\)$/,
+    );
   });
 });

@@ -38,7 +38,7 @@ describe("resolveSettings", () => {
     assert.equal(explicit.linkHeader, false);
     assert.throws(
       () => resolveSettings({ toString: undefined } as never),
-      /^TypeError: SafeResponseModule: unknown option `toString`$/,
+      /^TypeError: SafeResponseModule: unknown option `toString` \(known: timestamp, path, [\w, ]+\)$/,
     );
     assert.throws(
       () => resolveSettings({ defaultLimit: 0 }, "createSafeFetch"),

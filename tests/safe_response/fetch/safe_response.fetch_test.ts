@@ -533,7 +533,7 @@ describe("createSafeFetch options", () => {
     // The module's options, named by the function the app called (it never wrote SafeResponseModule).
     assert.throws(
       () => createSafeFetch({ bogus: 1 } as never),
-      /^TypeError: createSafeFetch: unknown option `bogus`$/,
+      /^TypeError: createSafeFetch: unknown option `bogus` \(known: timestamp, path, [\w, ]+\)$/,
     );
     assert.throws(
       () => createSafeFetch({ responseTime: "yes" as never }),
@@ -565,6 +565,68 @@ describe("createSafeFetch options", () => {
       assert.throws(() => safe.route(options as never, () => 1), pattern, JSON.stringify(options));
     }
     assert.throws(() => safe.route({}, "x" as never), /`handler` must be a function/);
+  });
+
+  it("refuses an unknown route option when the route is wrapped, naming it and the known ones", () => {
+    const safe = createSafeFetch();
+    const known = "route, statusCode, rawResponse, responseMessage, successCode, paginated, " +
+      "cursorPaginated, sortMeta, filterMeta, fieldSelection, errorFormat, problemType, " +
+      "deprecated, apiVersion";
+    // Kept in a variable, as options shared by a resource's routes are: no excess-property check.
+    const listOptions = { responseMessage: "Items", pagination: { maxLimit: 100 } };
+    assert.throws(
+      () => safe.route(listOptions, () => []),
+      new RegExp(
+        `^TypeError: createSafeFetch route: unknown option \`pagination\` \\(known: ${known}\\)$`,
+      ),
+    );
+    for (const option of ["paginate", "deprecation", "rawResponce", "status"]) {
+      assert.throws(
+        () => safe.route({ [option]: true } as never, () => 1),
+        new RegExp(`^TypeError: createSafeFetch route: unknown option \`${option}\``),
+      );
+    }
+    const paging = "maxLimit, defaultLimit, links, linkHeader";
+    for (const name of ["paginated", "cursorPaginated"]) {
+      assert.throws(
+        () => safe.route({ [name]: { maxLimt: 100 } } as never, () => 1),
+        new RegExp(
+          `^TypeError: createSafeFetch route: \`${name}\`: unknown option \`maxLimt\` \\(known: ${paging}\\)$`,
+        ),
+      );
+    }
+    assert.throws(
+      () => safe.route({ deprecated: { sunsett: "2027-01-01" } } as never, () => 1),
+      /^TypeError: Deprecated: unknown option `sunsett` \(known: since, sunset, message, link, sunsetLink\)$/,
+    );
+    assert.throws(
+      () => safe.route({ fieldSelection: { maxField: 3 } } as never, () => 1),
+      /^TypeError: createSafeFetch route: `fieldSelection`: unknown option `maxField` \(known: /,
+    );
+    assert.throws(() => safe.route(null as never, () => 1), /options must be an object/);
+  });
+
+  it("accepts every known route option", async () => {
+    const safe = createSafeFetch();
+    const route = safe.route({
+      route: "items",
+      statusCode: 200,
+      rawResponse: false,
+      responseMessage: "Items",
+      successCode: "LISTED",
+      paginated: { maxLimit: 2, defaultLimit: 1, links: false, linkHeader: true },
+      sortMeta: false,
+      filterMeta: false,
+      fieldSelection: { maxDepth: 2 },
+      errorFormat: "safe",
+      problemType: "https://example.com/problems/items",
+      deprecated: { sunset: "2099-01-01" },
+      apiVersion: "2",
+    }, () => ({ data: [1], total: 1, page: 1, limit: 1 }));
+    const answer = await route(at("/items?limit=5"));
+    assert.equal(answer.headers.get("sunset"), "Thu, 01 Jan 2099 00:00:00 GMT");
+    assert.equal((await answer.json()).meta.pagination.limit, 1);
+    assert.doesNotThrow(() => safe.route({ cursorPaginated: { linkHeader: "only" } }, () => 1));
   });
 
   it("a logger that throws never fails the response", async () => {

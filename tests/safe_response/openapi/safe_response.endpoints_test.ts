@@ -87,6 +87,40 @@ describe("safe_response.endpoints", () => {
     );
   });
 
+  it("refuses an unknown option, naming the composite, the option and the known ones", () => {
+    const common = "description, sort, filter, message, code, errors, deprecated, errorFormat, " +
+      "problemDetails, fieldSelection";
+    assert.throws(
+      () => SafeEndpoint(Dto, { paginatd: true } as never),
+      new RegExp(
+        `^TypeError: SafeEndpoint: unknown option \`paginatd\` \\(known: ${common}, statusCode, isArray\\)$`,
+      ),
+    );
+    const paging = { links: true, maxLimt: 5 }; // a misspelt maxLimit: no cap on ?limit=
+    for (
+      const [composite, name] of [
+        [SafePaginatedEndpoint, "SafePaginatedEndpoint"],
+        [SafeCursorPaginatedEndpoint, "SafeCursorPaginatedEndpoint"],
+      ] as const
+    ) {
+      assert.throws(
+        () => composite(Dto, paging),
+        new RegExp(
+          `^TypeError: ${name}: unknown option \`maxLimt\` \\(known: ${common}, maxLimit, defaultLimit, links, linkHeader\\)$`,
+        ),
+      );
+      // A plain endpoint's options: the status of a paginated one is always 200.
+      assert.throws(
+        () => composite(Dto, { statusCode: 201 } as never),
+        /unknown option `statusCode`/,
+      );
+    }
+    assert.throws(
+      () => SafeEndpoint(Dto, { deprecated: { sunsett: "2027-01-01" } as never }),
+      /^TypeError: Deprecated: unknown option `sunsett`/,
+    );
+  });
+
   it("rejects a status outside 100-599, naming the decorator", () => {
     assert.throws(() => SafeEndpoint(Dto, { statusCode: 700 }), /SafeEndpoint/);
   });
