@@ -139,6 +139,16 @@ describe("parsePaginationQuery", () => {
       () => parse("", { maxLimit: 5, defaultLimit: 6 }),
       /`defaultLimit` must be at most/,
     );
+    const loose = (options: object) => options as { kind?: "offset" };
+    assert.throws(
+      () => parse("cursor=abc", loose({ kind: "Cursor" })),
+      /parsePaginationQuery: `kind` must be "offset" or "cursor"/,
+    );
+    assert.throws(() => parse("", loose({ maxLimt: 5 })), /unknown option `maxLimt`/);
+    assert.throws(
+      () => resolvePagination("pages" as "offset", {}, "route"),
+      /route: `kind` must be "offset" or "cursor"/,
+    );
   });
 });
 
