@@ -92,6 +92,9 @@ export function resolvePagination(
   name: string,
   also: readonly string[] = [],
 ): PaginationSetting {
+  if (kind !== "offset" && kind !== "cursor") {
+    throw new TypeError(`${name}: \`kind\` must be "offset" or "cursor"`);
+  }
   refuseUnknownOptions(options ?? {}, [...OPTION_NAMES, ...also], name);
   const { maxLimit, defaultLimit, links = false } = options ?? {};
   for (const [option, value] of [["maxLimit", maxLimit], ["defaultLimit", defaultLimit]]) {

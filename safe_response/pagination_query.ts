@@ -142,11 +142,8 @@ export function parsePaginationQuery(
   query: URLSearchParams | Readonly<Record<string, unknown>>,
   options: PaginationQueryOptions = {},
 ): ParsedPaginationQuery {
-  const { kind = "offset", maxLimit, defaultLimit } = options;
-  return readPaginationQuery(
-    query,
-    resolvePagination(kind, { maxLimit, defaultLimit }, "parsePaginationQuery"),
-  );
+  const { kind = "offset", ...rest } = options;
+  return readPaginationQuery(query, resolvePagination(kind, rest, "parsePaginationQuery"));
 }
 
 /** {@link parsePaginationQuery} under a route's resolved `setting` (not checked again). */
