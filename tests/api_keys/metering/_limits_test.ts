@@ -227,6 +227,16 @@ describe("rate limits in authorize", () => {
     assert.equal((await storage.listByTenant("t1")).length, 0);
     const { id } = await create([BURST]);
     await assert.rejects(service.rotate(id, { rateLimits: [policy as never] }), /`sharedby`/);
+    // A route's own policies and a resolver's answer are input too.
+    const { key } = await create();
+    await assert.rejects(
+      service.authorize(key, { rateLimits: [{ ...BURST, costs: 2 } as never] }),
+      /rate-limit policy "burst": unknown field `costs`/,
+    );
+    assert.throws(
+      () => routeRateLimitOf([{ ...BURST, sharedby: "tenant" }], undefined, "RateLimit"),
+      /^TypeError: RateLimit: rate-limit policy "burst": unknown field `sharedby`/,
+    );
   });
 
   it("a stored policy with a field of its own (a record written by another version) still verifies, lists, rotates and lends its limits", async () => {
