@@ -89,10 +89,11 @@ const MAX_LISTED_FIELDS = 10;
 const SHOWN_FIELD = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
 /**
- * Throws `api_key_invalid_input` for `field` (`body`, `record`) naming the own
- * keys of `value` outside `fields` (some; never a value): a field misspelt or
- * of another system silently ignored is a setting silently lost. A name that
- * is no short identifier, or may be a hash or a key, is given by its length.
+ * Throws `api_key_invalid_input` for `field` (`body`, `record`, `input`) naming
+ * the own keys of `value` outside `fields` (some; never a value), then
+ * `fields`: a field misspelt or of another system silently ignored is a
+ * setting silently lost. A name that is no short identifier, or may be a hash
+ * or a key, is given by its length.
  */
 export function refuseUnknownFields(value: object, fields: readonly string[], field: string): void {
   const unknown = Object.keys(value).filter((name) => !fields.includes(name));
@@ -101,7 +102,12 @@ export function refuseUnknownFields(value: object, fields: readonly string[], fi
     isEchoable(name, SHOWN_FIELD, 32) ? name : `(a name of ${name.length} characters)`
   );
   const rest = unknown.length - shown.length;
-  fail(field, `unknown fields: ${shown.join(", ")}${rest > 0 ? ` and ${rest} more` : ""}`);
+  fail(
+    field,
+    `unknown fields: ${shown.join(", ")}${rest > 0 ? ` and ${rest} more` : ""} (known: ${
+      fields.join(", ")
+    })`,
+  );
 }
 
 /** Throws unless `value` is a non-empty string (after trimming). */

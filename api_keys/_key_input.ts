@@ -1,6 +1,7 @@
 /**
  * Validation of `create`, `rotate` and `list` inputs. Each failure is an
- * `ApiKeyValidationError` naming the field; nothing is written on failure.
+ * `ApiKeyValidationError` naming the field (an unknown one on `input`);
+ * nothing is written on failure.
  *
  * @module
  */
@@ -9,6 +10,7 @@ import {
   fail,
   failTime,
   instantProblem,
+  refuseUnknownFields,
   requireDuration,
   requireNonEmptyString,
   requirePrintable,
@@ -68,6 +70,37 @@ export interface ValidRotateInput {
   /** Compiled rate-limit policies, or undefined to inherit. */
   rateLimits: ReturnType<typeof keyRateLimits> | undefined;
 }
+
+/** The fields of a create input: any other is refused (`allowedIps` for `allowedIpCidrs`). */
+const CREATE_FIELDS: readonly string[] = Object.keys(
+  {
+    tenantId: true,
+    name: true,
+    scopes: true,
+    environment: true,
+    expiresAt: true,
+    createdBy: true,
+    allowedIpCidrs: true,
+    rateLimits: true,
+    credits: true,
+    limitsOf: true,
+  } satisfies Record<keyof CreateApiKeyInput, true>,
+);
+
+/** The fields of a rotate input: any other is refused (`gracePeriod` for `gracePeriodMs`). */
+const ROTATE_FIELDS: readonly string[] = Object.keys(
+  {
+    gracePeriodMs: true,
+    graceStarts: true,
+    maxWaitMs: true,
+    name: true,
+    createdBy: true,
+    expiresAt: true,
+    allowedIpCidrs: true,
+    rateLimits: true,
+    credits: true,
+  } satisfies Record<keyof RotateApiKeyInput, true>,
+);
 
 /** Longest tenant id of a new key, in UTF-16 units (seed 0.4). */
 const MAX_TENANT_ID_LENGTH = 255;
@@ -129,6 +162,7 @@ export function validateCreateInput(
   layouts?: KeyLayouts,
 ): ValidCreateInput {
   if (typeof input !== "object" || input === null) fail("input", "must be an object");
+  refuseUnknownFields(input, CREATE_FIELDS, "input");
   const tenantId = validTenantId(input.tenantId);
   const name = validName(input.name);
   if (!Array.isArray(input.scopes) || input.scopes.length === 0) {
@@ -167,6 +201,7 @@ export function validateRotateInput(
 ): ValidRotateInput {
   if (input === undefined) input = {};
   if (typeof input !== "object" || input === null) fail("input", "must be an object");
+  refuseUnknownFields(input, ROTATE_FIELDS, "input");
   const gracePeriodMs = requireDuration(
     input.gracePeriodMs ?? DEFAULT_GRACE_PERIOD_MS,
     "gracePeriodMs",

@@ -23,7 +23,7 @@ import { requireRotationWaits } from "./verify/_first_use.ts";
 import { fail, requireNonEmptyString, requireTenantId } from "./_input.ts";
 import { validateCreateInput, validateListOptions, validateRotateInput } from "./_key_input.ts";
 import { generateKey } from "./key_format.ts";
-import { assertTenantSharedPolicies, creditPartsOf } from "./metering/_limits.ts";
+import { assertTenantSharedPolicies, creditPartsOf, storedRateLimits } from "./metering/_limits.ts";
 import { statusOf } from "./storage/_paging.ts";
 import { newRecordId } from "./_uuid_v7.ts";
 import type { Settings } from "./_settings.ts";
@@ -73,7 +73,8 @@ function toSummary(record: ApiKeyRecord, nowMs: number, balances: KeyBalances): 
     createdAt: new Date(record.createdAt.getTime()),
   };
   if (record.rateLimits !== undefined) {
-    summary.rateLimits = record.rateLimits.map((p) => ({ ...p }));
+    // The stored form: a field of another version left out, so a copy passed back is input.
+    summary.rateLimits = storedRateLimits(record.rateLimits).map((p) => ({ ...p }));
   }
   const withRule = (balance: ApiKeyCreditBalance, refill: CreditRefill | undefined) =>
     refill === undefined ? balance : { ...balance, refill: { ...refill } };

@@ -15,9 +15,11 @@ import type { ApiKeyUsageOptions } from "./metering/usage.ts";
 export const MAX_MAX_STALENESS_MS = 60_000;
 
 /**
- * Throws a `TypeError` naming every key of `options` outside `known` after `label`
- * (`ApiKeysServiceOptions`, `ApiKeysModuleOptions`, `createApiKeyAuthorizer`, the
- * `audit` option, `AuthorizeOptions`): a misspelt option silently ignored is a check silently off.
+ * Throws a `TypeError` naming every key of `options` outside `known` after
+ * `label`, then the known ones (`ApiKeysServiceOptions`, `ApiKeysModuleOptions`,
+ * `createApiKeyAuthorizer`, the `audit` option, `AuthorizeOptions`; with `kind`
+ * `"field"`, the rate-limit policies and credits of `create` and `rotate`): a
+ * misspelt option silently ignored is a check silently off.
  *
  * @example
  * ```ts
@@ -29,15 +31,16 @@ export function refuseUnknownOptions(
   options: object,
   label: string,
   known: readonly string[],
+  kind: "option" | "field" = "option",
 ): void {
   // No list made for a bag without an unknown key: `AuthorizeOptions` is checked per request.
   for (const key in options) {
     if (!known.includes(key) && Object.hasOwn(options, key)) {
       const unknown = Object.keys(options).filter((key) => !known.includes(key));
       throw new TypeError(
-        `${label}: unknown option${unknown.length > 1 ? "s" : ""} ${
+        `${label}: unknown ${kind}${unknown.length > 1 ? "s" : ""} ${
           unknown.map((key) => `\`${key}\``).join(", ")
-        }`,
+        } (known: ${known.join(", ")})`,
       );
     }
   }

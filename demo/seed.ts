@@ -59,7 +59,7 @@ export const EXPIRING_KEY_LIFETIME_MS = 3 * 24 * 60 * 60 * 1000;
 
 /**
  * Creates the demo keys (never expiring but the `expiring` one, `createdBy: "demo-seed"`,
- * `DEMO_KEY_POLICY` but the `limited` one). The storage must store rate limits
+ * `DEMO_KEY_POLICY` but the `limited` one; the `test` key counts on the admin key's windows). The storage must store rate limits
  * and credits, and the service needs a `limiter` (the `trial` key's credits).
  *
  * @example
@@ -91,8 +91,13 @@ export async function seedDemoKeys(service: ApiKeysService): Promise<DemoKeys> {
     environment: "live",
     scopes: [{ resource: "projects", level: "read" }, { resource: "feed", level: "read" }],
   });
+  // On the admin key's windows (`limitsOf`): no less limited than it, so the banner's admin
+  // step may rotate it (the escalation rule refuses a key with counters of its own).
   const test = await service.create({
-    ...common,
+    tenantId: DEMO_TENANT_ID,
+    expiresAt: null,
+    createdBy: "demo-seed",
+    limitsOf: admin.id,
     name: "demo test key",
     environment: "test",
     scopes: [{ resource: "projects", level: "write" }, { resource: "feed", level: "read" }],

@@ -1,7 +1,7 @@
 /**
  * Input checks of the rate-limits core, internal: a count, a cost, credits, a
- * policy or balance name, and a counter subject. Each throws a `TypeError`
- * naming what is wrong.
+ * policy or balance name, a counter subject, and unknown names. Each throws a
+ * `TypeError` naming what is wrong.
  *
  * @module
  */
@@ -140,4 +140,29 @@ export function assertEpochMs(value: unknown, what: string): number {
 /** Throws a `TypeError` naming `what` unless `value` is 0–`MAX_CREDITS` credits. */
 export function assertCredits(value: unknown, what: string): number {
   return assertBounded(value, 0, MAX_CREDITS, what);
+}
+
+/**
+ * Throws a `TypeError` (`<label>: unknown field \`x\` (known: ...)`) for the
+ * first own key of `value` not in `known` (`kind` names it otherwise): the
+ * one refusal of an unknown name of the component's options and inputs (a
+ * rate-limit policy's fields).
+ *
+ * @example
+ * ```ts
+ * import { assertKnownFields } from "./_checks.ts";
+ * assertKnownFields({ name: "api" }, ["name", "limit"], 'rate-limit policy "api"');
+ * ```
+ */
+export function assertKnownFields(
+  value: object,
+  known: readonly string[],
+  label: string,
+  kind = "field",
+): void {
+  for (const key of Object.keys(value)) {
+    if (!known.includes(key)) {
+      throw new TypeError(`${label}: unknown ${kind} \`${key}\` (known: ${known.join(", ")})`);
+    }
+  }
 }

@@ -4,11 +4,12 @@
  *
  * @module
  */
+import { assertKnownFields } from "./_checks.ts";
 
 /**
- * Throws a `TypeError` (`<label>: unknown option \`x\``) for the first own
- * key of `options` not in `known`, or when `options` is not an object;
- * `undefined` passes.
+ * Throws a `TypeError` (`<label>: unknown option \`x\` (known: ...)`) for the
+ * first own key of `options` not in `known`, or when `options` is not an
+ * object; `undefined` passes.
  *
  * @example
  * ```ts
@@ -25,11 +26,7 @@ export function assertKnownOptions(
   if (typeof options !== "object" || options === null || Array.isArray(options)) {
     throw new TypeError(`${label}: options must be an object`);
   }
-  for (const key of Object.keys(options)) {
-    if (!known.includes(key)) {
-      throw new TypeError(`${label}: unknown option \`${key}\` (known: ${known.join(", ")})`);
-    }
-  }
+  assertKnownFields(options, known, label, "option");
 }
 
 /**

@@ -4,7 +4,13 @@
  *
  * @module
  */
-import { assertBounded, assertCost, assertName, MAX_POLICY_LIMIT } from "./_checks.ts";
+import {
+  assertBounded,
+  assertCost,
+  assertKnownFields,
+  assertName,
+  MAX_POLICY_LIMIT,
+} from "./_checks.ts";
 
 /** A named limit: at most `limit` units in any interval of `windowMs`. */
 export interface RateLimitPolicy {
@@ -40,6 +46,14 @@ export const MAX_RATE_LIMIT_POLICIES = 16;
  */
 const MAX_WINDOW_MS = 1e14;
 
+/** The fields of a policy: any other is refused (a misspelt `cost` silently 1). */
+const POLICY_FIELDS: readonly string[] = Object.keys(
+  { name: true, limit: true, windowMs: true, cost: true, subSecond: true } satisfies Record<
+    keyof RateLimitPolicy,
+    true
+  >,
+);
+
 /** Lists this module compiled (so compiling them again is free). */
 const COMPILED = new WeakSet<object>();
 
@@ -72,6 +86,7 @@ function compileOne(input: unknown, index: number): CompiledRateLimitPolicy {
   const policy = input as Record<string, unknown>;
   const name = assertName(policy.name, `rate-limit policy #${index}: name`);
   const label = `rate-limit policy "${name}"`;
+  assertKnownFields(policy, POLICY_FIELDS, label);
   const limit = assertBounded(policy.limit, 1, MAX_POLICY_LIMIT, `${label}: limit`);
   const windowMs = assertBounded(policy.windowMs, 1, MAX_WINDOW_MS, `${label}: windowMs`);
   const cost = policy.cost === undefined ? 1 : assertCost(policy.cost, `${label}: cost`);
@@ -95,7 +110,8 @@ function compileOne(input: unknown, index: number): CompiledRateLimitPolicy {
 /**
  * Validates and freezes a list of policies (1–16, distinct names: one name
  * counts one window, so a name listed twice with two windows is refused with
- * that reason). Call it once
+ * that reason; a field other than `name`, `limit`, `windowMs`, `cost` and
+ * `subSecond` is refused, naming it). Call it once
  * where policies are stored or configured; the limiter accepts its result as is.
  * A list compiled before is remembered by identity (and compiled again when a
  * field changed), so an array kept and passed on every call is validated once.

@@ -20,7 +20,7 @@ import {
 } from "./_limits.ts";
 import { warnPerOutage } from "../_sinks.ts";
 import { unref } from "../_unref.ts";
-import { checkPersistInterval } from "../_options.ts";
+import { checkPersistInterval, refuseUnknownOptions } from "../_options.ts";
 import type { StorageAccess } from "../storage/_access.ts";
 import { newestPoolRecord, withPool } from "../storage/_answers.ts";
 import type {
@@ -143,13 +143,45 @@ export interface KeyBalances {
   tenant?: ApiKeyCreditBalance;
 }
 
+/** The fields of a refill rule (`CreditRefill`). */
+const REFILL_FIELDS: readonly string[] = ["amount", "everyMs", "interval", "day"];
+
+/**
+ * Refuses (a `TypeError` naming `label`, the field and the known ones) a field
+ * of the input `value` outside `fields`, and of its `refill` rule (named
+ * `refillLabel`) outside a rule's: a misspelt `refill` is a balance that never
+ * refills. Stored credits are not checked (another version's field is read past).
+ */
+function refuseUnknownCreditFields(
+  value: object,
+  label: string,
+  fields: readonly string[],
+  refillLabel: string,
+): void {
+  refuseUnknownOptions(value, label, fields, "field");
+  const { refill } = value as { refill?: unknown };
+  if (typeof refill === "object" && refill !== null) {
+    refuseUnknownOptions(refill, refillLabel, REFILL_FIELDS, "field");
+  }
+}
+
 /**
  * Validates `create`/`rotate` credits (`ApiKeyCreditsInput`): the key's own
- * balance and the pool, each with `compileCredits`. A `TypeError` names the field.
+ * balance and the pool, each with `compileCredits`, no other field. A
+ * `TypeError` names the field.
  */
 function creditPartsOfInput(input: ApiKeyCreditsInput): { own?: Credits; pool?: Credits } {
   if (typeof input !== "object" || input === null) throw new TypeError("credits must be an object");
+  refuseUnknownCreditFields(
+    input,
+    "credits",
+    ["remaining", "refill", "sharedBy", "pool"],
+    "credits.refill",
+  );
   const { sharedBy, pool } = input;
+  if (typeof pool === "object" && pool !== null) {
+    refuseUnknownCreditFields(pool, "credits.pool", ["remaining", "refill"], "credits.pool.refill");
+  }
   if (sharedBy !== undefined && sharedBy !== "tenant") {
     throw new TypeError('credits.sharedBy must be "tenant"');
   }
@@ -193,7 +225,8 @@ function poolBalance(tenantId: string, pool: ApiKeyPoolCredits): RateLimitBalanc
  * Validates an `updateCredits` change: `{ set }`/`{ add }` with
  * `compileCreditChange`, a rule with `compileCreditRefill` (`null`: none)
  * with the `set` the new rule starts from, or alone (the balance kept);
- * returns a copy with only those fields. Throws a `TypeError` naming the field.
+ * returns a copy with only those fields. Throws a `TypeError` naming the
+ * field, an unknown one too.
  *
  * @example
  * ```ts
@@ -206,6 +239,9 @@ export function compileKeyCreditChange(change: ApiKeyCreditChange): ApiKeyCredit
   const c = change as Record<string, unknown>;
   if (typeof c === "object" && c !== null && "anchor" in c) {
     throw new TypeError("anchor is a store's change: give { refill } to keep the balance");
+  }
+  if (typeof c === "object" && c !== null) {
+    refuseUnknownCreditFields(c, "credit change", ["set", "add", "refill"], "refill");
   }
   if (typeof c !== "object" || c === null || !("refill" in c)) {
     return compileCreditChange(change as CreditChange) as ApiKeyCreditChange;

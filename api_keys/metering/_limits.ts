@@ -21,7 +21,9 @@ import type {
 import {
   type CompiledRateLimitPolicy,
   compileRateLimitPolicies,
+  type RateLimitPolicy,
 } from "../../rate_limits/policy.ts";
+import { refuseUnknownOptions } from "../_options.ts";
 import { assertCost, assertCount } from "./_count.ts";
 import { loadedSha256, loadSha256 } from "../hasher.ts";
 import { apiKeyError, ApiKeyValidationError } from "../errors.ts";
@@ -71,21 +73,63 @@ interface Compiled {
 /** Lists compiled so far, by identity (the input and the frozen stored form). */
 const COMPILED = new WeakMap<object, Compiled>();
 
+/** Input lists whose field names `checkedCompile` checked since their last compile. */
+const CHECKED = new WeakSet<object>();
+
+/** The fields of a policy the limiter reads (`compileRateLimitPolicies` refuses any other). */
+const LIMITER_FIELDS = ["name", "limit", "windowMs", "cost", "subSecond"] as const satisfies (
+  keyof RateLimitPolicy
+)[];
+
+/** The fields of a key's policy: any other is refused on input (`sharedby` for `sharedBy`). */
+const KEY_POLICY_FIELDS: readonly string[] = [
+  ...LIMITER_FIELDS,
+  "sharedBy",
+] satisfies (keyof ApiKeyRateLimitPolicy)[];
+
+/** `policy` with the limiter's fields only (not an object: as it is, for its error). */
+function limiterFields(policy: unknown): unknown {
+  if (typeof policy !== "object" || policy === null) return policy;
+  const fields: Record<string, unknown> = {};
+  for (const field of LIMITER_FIELDS) {
+    const value = (policy as Record<string, unknown>)[field];
+    if (value !== undefined) fields[field] = value;
+  }
+  return fields;
+}
+
+/** Whether each policy of `input` still reads as `list` (its stored form) says, `sharedBy` too. */
+function unchanged(input: unknown, list: readonly ApiKeyRateLimitPolicy[]): boolean {
+  if (!Array.isArray(input) || input.length !== list.length) return false;
+  return list.every((stored, i) => {
+    const p = input[i] as Partial<ApiKeyRateLimitPolicy> | null;
+    return typeof p === "object" && p !== null && p.name === stored.name &&
+      p.limit === stored.limit && p.windowMs === stored.windowMs &&
+      (p.cost ?? 1) === stored.cost && (p.subSecond === true) === (stored.subSecond === true) &&
+      p.sharedBy === stored.sharedBy;
+  });
+}
+
 /**
- * `input` validated and compiled. The library's own forms (the stored form, a
- * list `compileRateLimitPolicies` made) cannot change: known, they are answered
- * by identity. Any other list may have been changed in place since (a plan
- * table edited, a config reload): its fields are compared with its last
- * compile's (`compileRateLimitPolicies`' comparison, and `sharedBy`), and a
- * changed list is validated and compiled again.
+ * `input` validated and compiled; fields other than a policy's are ignored
+ * (a stored record written by another version keeps verifying; input, the
+ * resolver's answer and a route's own policies, by `checkedCompile`).
+ * The library's own forms (the stored form, a list `compileRateLimitPolicies`
+ * made) cannot change: known, they are answered by identity. Any other list
+ * may have been changed in place since (a plan table edited, a config
+ * reload): its fields are compared with its last compile's, and a changed
+ * list is validated and compiled again.
  */
 function compile(input: unknown): Compiled {
   const known = typeof input === "object" && input !== null ? COMPILED.get(input) : undefined;
-  if (known !== undefined && (input === known.list || input === known.policies)) return known;
-  const policies = compileRateLimitPolicies(input as readonly ApiKeyRateLimitPolicy[]);
-  if (known !== undefined && known.policies === policies && sameSharing(input, known.shared)) {
-    return known;
-  }
+  if (
+    known !== undefined &&
+    (input === known.list || input === known.policies || unchanged(input, known.list))
+  ) return known;
+  if (known !== undefined) CHECKED.delete(input as object);
+  const policies = compileRateLimitPolicies(
+    (Array.isArray(input) ? input.map(limiterFields) : input) as RateLimitPolicy[],
+  );
   const shared = (input as readonly ApiKeyRateLimitPolicy[]).map(({ sharedBy }, i) => {
     if (sharedBy !== undefined && sharedBy !== "tenant") {
       throw new TypeError(`rate-limit policy "${policies[i].name}": sharedBy must be "tenant"`);
@@ -103,19 +147,34 @@ function compile(input: unknown): Compiled {
   return compiled;
 }
 
-/** Whether each policy of `input` (as long as `shared`) is still shared as `shared` says. */
-function sameSharing(input: unknown, shared: readonly boolean[]): boolean {
-  const list = input as readonly ApiKeyRateLimitPolicy[];
-  for (let i = 0; i < shared.length; i++) {
-    if (list[i].sharedBy !== (shared[i] ? "tenant" : undefined)) return false;
+/**
+ * `compile(input)`, refusing a field other than a policy's (a `TypeError`
+ * naming the policy, the field and the known ones): a misspelt `sharedBy` is
+ * a tenant-wide cap silently lost. Checked once per list (again when it
+ * changed in place).
+ */
+function checkedCompile(input: unknown): Compiled {
+  const compiled = compile(input);
+  if (input === compiled.list || input === compiled.policies || CHECKED.has(input as object)) {
+    return compiled;
   }
-  return true;
+  (input as readonly object[]).forEach((policy, i) =>
+    refuseUnknownOptions(
+      policy,
+      `rate-limit policy "${compiled.list[i].name}"`,
+      KEY_POLICY_FIELDS,
+      "field",
+    )
+  );
+  CHECKED.add(input as object);
+  return compiled;
 }
 
 /**
- * Validates a key's policies (1–16, see `compileRateLimitPolicies`; `sharedBy`
- * absent or `"tenant"`) and returns their frozen stored form (each `cost`
- * filled in), compiled once per list (again when a field changed in place since).
+ * Validates a key's policies as input (`create`, `rotate`, a route's own):
+ * 1–16, see `compileRateLimitPolicies`; `sharedBy` absent or `"tenant"`; no
+ * other field. Returns their frozen stored form (each `cost` filled in),
+ * compiled once per list (again when a field changed in place since).
  * Throws a `TypeError` naming the bad policy.
  *
  * @example
@@ -125,7 +184,21 @@ function sameSharing(input: unknown, shared: readonly boolean[]): boolean {
  * ```
  */
 export function keyRateLimits(input: unknown): readonly ApiKeyRateLimitPolicy[] {
-  return compile(input).list;
+  return checkedCompile(input).list;
+}
+
+/**
+ * The frozen stored form of a stored record's policies (`isStoredRateLimits`
+ * holds), fields of another version left out: read back, never refused for them.
+ *
+ * @example
+ * ```ts
+ * import { storedRateLimits } from "./_limits.ts";
+ * storedRateLimits([{ name: "api", limit: 10, windowMs: 1_000, cost: 1, plan: "pro" }])[0]; // { name: "api", limit: 10, windowMs: 1000, cost: 1 }
+ * ```
+ */
+export function storedRateLimits(value: unknown): readonly ApiKeyRateLimitPolicy[] {
+  return compile(value).list;
 }
 
 /**
@@ -617,7 +690,7 @@ class KeyPlan {
 
   /**
    * The check of `route` over `base`, built once per pair: a route's own
-   * policies kept by their compile (`compile`: built again when changed in
+   * policies kept by their compile (`checkedCompile`: built again when changed in
    * place), a list of names that can change (not frozen) built again when its
    * names changed.
    */
@@ -632,7 +705,7 @@ class KeyPlan {
     let checks = this.#checks.get(holder);
     if (checks === undefined) this.#checks.set(holder, checks = new Map());
     const picked: Route = typeof route === "object" && typeof route[0] !== "string"
-      ? compile(route)
+      ? checkedCompile(route)
       : route as string | readonly string[] | undefined;
     const known = checks.get(picked);
     if (known !== undefined && sameNames(picked, known.names)) return known;
@@ -816,7 +889,7 @@ export class RequestLimits {
     }
     let base: Compiled | undefined;
     try {
-      base = answer === undefined || answer.length === 0 ? undefined : compile(answer);
+      base = answer === undefined || answer.length === 0 ? undefined : checkedCompile(answer);
     } catch (error) {
       throw bug("rateLimitResolver answered a bad policy", error);
     }

@@ -23,7 +23,7 @@ import { CURRENT_HASH_SCHEME } from "../hasher.ts";
 import { isRetired } from "./_legacy.ts";
 import { assertScopeLevel, scopeSatisfies } from "../scopes.ts";
 import type { Settings } from "../_settings.ts";
-import { emptiedBalances, keyRateLimits } from "../metering/_limits.ts";
+import { emptiedBalances, storedRateLimits } from "../metering/_limits.ts";
 import { assertCost } from "../metering/_count.ts";
 import { refuseUnknownOptions } from "../_options.ts";
 import { errorNameOf } from "../../telemetry/_error_name.ts";
@@ -79,7 +79,7 @@ function freezeContext(record: Readonly<ApiKeyRecord>): ApiKeyContext {
   if (record.allowedIpCidrs !== undefined && record.allowedIpCidrs.length > 0) {
     context.allowedIpCidrs = Object.freeze([...record.allowedIpCidrs]) as string[];
   }
-  if (record.rateLimits !== undefined) context.rateLimits = keyRateLimits(record.rateLimits);
+  if (record.rateLimits !== undefined) context.rateLimits = storedRateLimits(record.rateLimits);
   if (record.rateLimitKeyId !== undefined) context.rateLimitKeyId = record.rateLimitKeyId;
   if (record.credits !== undefined) context.credits = Object.freeze({ ...record.credits });
   return Object.freeze(context);

@@ -42,6 +42,11 @@ function nestarcExport(count: number) {
 
 const created = (events: ApiKeyEvent[]) => events.filter((e) => e.type === "api_key.created");
 
+/** The known fields an unknown field's refusal lists. */
+const KNOWN =
+  " (known: id, tenantId, name, environment, prefix, hash, hashScheme, pepperVersion, " +
+  "layout, scopes, allowedIpCidrs, expiresAt, revokedAt, lastUsedAt, createdBy, createdAt)";
+
 describe("importKeys", () => {
   it("imports foreign records whose keys then verify, emitting api_key.created each", async () => {
     const { keys, rows } = nestarcExport(5);
@@ -295,10 +300,10 @@ describe("importKeys", () => {
     assert.deepEqual(
       result.errors.map(({ index, prefix, message }) => [index, prefix, message]),
       [
-        [0, keys[0].prefix, "Invalid record: unknown fields: revoked_at"],
-        [1, keys[1].prefix, "Invalid record: unknown fields: expires_at"],
-        [2, keys[2].prefix, "Invalid record: unknown fields: revokedat, allowedIps"],
-        [3, keys[3].prefix, "Invalid record: unknown fields: revoked"],
+        [0, keys[0].prefix, "Invalid record: unknown fields: revoked_at" + KNOWN],
+        [1, keys[1].prefix, "Invalid record: unknown fields: expires_at" + KNOWN],
+        [2, keys[2].prefix, "Invalid record: unknown fields: revokedat, allowedIps" + KNOWN],
+        [3, keys[3].prefix, "Invalid record: unknown fields: revoked" + KNOWN],
       ],
     );
     for (const key of keys) await rejection(service.verify(key.raw));
@@ -479,8 +484,8 @@ describe("importKeys: dates, scopes and echoes, strictly", () => {
       { ...rows[2], allowedIpCidrs: [hash] },
     ]);
     assert.deepEqual(result.errors.map((error) => error.message), [
-      "Invalid record: unknown fields: (a name of 64 characters)",
-      `Invalid record: unknown fields: (a name of ${keys[1].raw.length} characters)`,
+      "Invalid record: unknown fields: (a name of 64 characters)" + KNOWN,
+      `Invalid record: unknown fields: (a name of ${keys[1].raw.length} characters)` + KNOWN,
       "Invalid allowedIpCidrs: allowedIpCidrs entry 0 is not an IP or CIDR",
     ]);
     const report = JSON.stringify(result);

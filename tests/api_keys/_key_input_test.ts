@@ -191,3 +191,45 @@ describe("create, rotate and list inputs", () => {
     assert.equal(validateListOptions({ includeRevoked: true }), true);
   });
 });
+
+describe("unknown fields of create and rotate inputs are refused, never dropped", () => {
+  const base = { tenantId: "t", name: "n", scopes: SCOPES };
+  const now = new Date(0);
+
+  it("create: a misspelt field (allowedIps, expiresIn) is api_key_invalid_input on input, naming it and the known fields", () => {
+    const error = refusal(() =>
+      validateCreateInput({ ...base, allowedIps: ["10.0.0.0/8"], expiresIn: 60_000 } as never)
+    );
+    assert.equal(error.field, "input");
+    assert.equal(error.code, "api_key_invalid_input");
+    assert.match(
+      error.message,
+      /unknown fields: allowedIps, expiresIn \(known: tenantId, .*allowedIpCidrs/,
+    );
+  });
+
+  it("rotate: a misspelt field (gracePeriod) is refused, naming it", () => {
+    const error = refusal(() => validateRotateInput({ gracePeriod: 60_000 } as never, now));
+    assert.equal(error.field, "input");
+    assert.match(error.message, /unknown fields: gracePeriod \(known: gracePeriodMs, /);
+  });
+
+  it("a policy's misspelt field (sharedby) is a TypeError naming the policy and the field, at create and rotate", () => {
+    const rateLimits = [{ name: "day", limit: 2, windowMs: 60_000, sharedby: "tenant" }];
+    for (
+      const run of [
+        () => validateCreateInput({ ...base, rateLimits } as never),
+        () => validateRotateInput({ rateLimits } as never, now),
+      ]
+    ) {
+      assert.throws(
+        run,
+        (error: Error) =>
+          error instanceof TypeError &&
+          /rate-limit policy "day": unknown field `sharedby` \(known: .*sharedBy/.test(
+            error.message,
+          ),
+      );
+    }
+  });
+});

@@ -25,7 +25,8 @@ describe("the checks of the options whose code loads later", () => {
     });
     assert.throws(() => auditOptions({ checkpointKey: KEY, extra: 1 }, "audit"), {
       name: "TypeError",
-      message: "audit: unknown option `extra`",
+      message: "audit: unknown option `extra` (known: checkpointKey, checkpointEvery, " +
+        "checkpointIntervalMs, refusedVerifications)",
     });
   });
 
@@ -33,11 +34,11 @@ describe("the checks of the options whose code loads later", () => {
     assert.doesNotThrow(() => refuseUnknownOptions({ a: 1, b: undefined }, "x", ["a", "b", "c"]));
     assert.throws(() => refuseUnknownOptions({ a: 1, scope: 1 }, "x", ["a"]), {
       name: "TypeError",
-      message: "x: unknown option `scope`",
+      message: "x: unknown option `scope` (known: a)",
     });
     assert.throws(() => refuseUnknownOptions({ d: 1, a: 1, e: 1 }, "x", ["a"]), {
       name: "TypeError",
-      message: "x: unknown options `d`, `e`",
+      message: "x: unknown options `d`, `e` (known: a)",
     });
   });
 

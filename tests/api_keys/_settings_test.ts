@@ -28,7 +28,9 @@ describe("compileSettings", () => {
       () => new ApiKeysService({ ...memory(), rateLimit: {}, foo: 1 } as never),
       (error: unknown) =>
         error instanceof TypeError &&
-        error.message === "ApiKeysServiceOptions: unknown options `rateLimit`, `foo`",
+        error.message.startsWith(
+          "ApiKeysServiceOptions: unknown options `rateLimit`, `foo` (known: peppers, ",
+        ),
     );
     assert.doesNotThrow(() => compileSettings({ ...memory(), cache: undefined }));
   });

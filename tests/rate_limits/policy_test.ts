@@ -19,6 +19,11 @@ describe("compileRateLimitPolicies", () => {
       /1-16/,
     ],
     ["a non-object", [null], /#0 must be an object/],
+    [
+      "a misspelt field",
+      [{ name: "api", limit: 1, windowMs: 1_000, sharedby: "tenant" }],
+      /^rate-limit policy "api": unknown field `sharedby` \(known: name, limit, windowMs, cost, subSecond\)$/,
+    ],
     ["an uppercase name", [{ name: "Api", limit: 1, windowMs: 1_000 }], /#0: name/],
     ["a 65-character name", [{ name: "a".repeat(65), limit: 1, windowMs: 1_000 }], /#0: name/],
     ["a zero limit", [{ name: "api", limit: 0, windowMs: 1_000 }], /"api": limit/],

@@ -105,14 +105,18 @@ describe("scripts/import_keys.ts without DATABASE_URL (dry run)", {
     assert.match(
       run.stderr,
       new RegExp(
-        `^line 1 \\(${keys[0].prefix}\\): error: Invalid record: unknown fields: revoked_at$`,
+        `^line 1 \\(${
+          keys[0].prefix
+        }\\): error: Invalid record: unknown fields: revoked_at \\(known: id, .*\\)$`,
         "m",
       ),
     );
     assert.match(
       run.stderr,
       new RegExp(
-        `^line 2 \\(${keys[1].prefix}\\): error: .*unknown fields: revoked, expires$`,
+        `^line 2 \\(${
+          keys[1].prefix
+        }\\): error: .*unknown fields: revoked, expires \\(known: id, .*\\)$`,
         "m",
       ),
     );

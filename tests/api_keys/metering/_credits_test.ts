@@ -156,6 +156,17 @@ describe("credits on create and rotate", () => {
           /credits\.refill\.day/,
         ],
         ["lots", /credits must be an object/],
+        // Misspelt fields, silently dropped before: no refill, no pool, no sharing.
+        [{ remaining: 1, refil: { amount: 1, everyMs: 1 } }, /credits: unknown field `refil`/],
+        [{ remaining: 1, sharedby: "tenant" }, /credits: unknown field `sharedby`/],
+        [
+          { remaining: 1, pool: { remaining: 5, refil: { amount: 5, everyMs: 1 } } },
+          /credits\.pool: unknown field `refil`/,
+        ],
+        [
+          { remaining: 1, refill: { amount: 1, interval: "monthly", dayOfMonth: 15 } },
+          /credits\.refill: unknown field `dayOfMonth` \(known: amount, everyMs, interval, day\)/,
+        ],
       ] as const
     ) {
       await assert.rejects(service.create({ ...input, credits: credits as never }), field);
@@ -311,6 +322,21 @@ describe("ApiKeysService.updateCredits", () => {
     assert.equal(error.field, "credits");
     for (const bad of [{}, { set: -1 }, { set: 1, add: 1 }, { add: 1.5 }, null]) {
       await assert.rejects(service.updateCredits("t1", id, bad as never), TypeError);
+    }
+    // Misspelt fields, silently dropped before: the refill rule kept, the balance set alone.
+    for (
+      const [bad, message] of [
+        [{ set: 5, refil: { amount: 5, everyMs: 1 } }, /unknown field `refil`/],
+        [
+          { set: 5, refill: { amount: 5, interval: "daily", every: 1 } },
+          /refill: unknown field `every`/,
+        ],
+      ] as const
+    ) {
+      await assert.rejects(
+        service.updateCredits("t1", id, bad as never),
+        (error: Error) => error instanceof TypeError && message.test(error.message),
+      );
     }
     await assert.rejects(
       makeService().service.updateCredits("t1", id, { add: 1 }),

@@ -217,6 +217,64 @@ describe("rate limits in authorize", () => {
     await assert.rejects(service.rotate(id, { rateLimits: [] }), TypeError);
   });
 
+  it("a policy's misspelt field (sharedby) is a TypeError at create and rotate, never a key without the tenant's cap", async () => {
+    const { service, create, storage } = setup();
+    const policy = { name: "day", limit: 2, windowMs: 60_000, sharedby: "tenant" };
+    await assert.rejects(
+      create([policy as never]),
+      /rate-limit policy "day": unknown field `sharedby` \(known: name, limit, windowMs, cost, subSecond, sharedBy\)/,
+    );
+    assert.equal((await storage.listByTenant("t1")).length, 0);
+    const { id } = await create([BURST]);
+    await assert.rejects(service.rotate(id, { rateLimits: [policy as never] }), /`sharedby`/);
+    // A route's own policies and a resolver's answer are input too.
+    const { key } = await create();
+    await assert.rejects(
+      service.authorize(key, { rateLimits: [{ ...BURST, costs: 2 } as never] }),
+      /rate-limit policy "burst": unknown field `costs`/,
+    );
+    assert.throws(
+      () => routeRateLimitOf([{ ...BURST, sharedby: "tenant" }], undefined, "RateLimit"),
+      /^TypeError: RateLimit: rate-limit policy "burst": unknown field `sharedby`/,
+    );
+  });
+
+  it("a stored policy with a field of its own (a record written by another version) still verifies, lists, rotates and lends its limits", async () => {
+    const { create, storage } = setup();
+    const { id, key } = await create([BURST, { ...HOUR, sharedBy: "tenant" }]);
+    const stored = (storage as InMemoryApiKeyStorage).peekByPrefix(key.split("_")[2])!;
+    const withExtra = stored.rateLimits!.map((policy) => ({ ...policy, label: "legacy plan" }));
+    Object.assign(stored, { rateLimits: withExtra });
+    const fresh = new ApiKeysService({
+      peppers: { 1: PEPPER_1 },
+      storage,
+      limiter: createRateLimiter({ logger: quiet }),
+    });
+    const context = await fresh.authorize(key);
+    assert.deepEqual(context.rateLimits?.map((p) => p.name), ["burst", "hour"]);
+    assert.deepEqual(Object.keys(context.rateLimits![0]), ["name", "limit", "windowMs", "cost"]);
+    assert.equal((await fresh.list("t1"))[0].id, id);
+    const [summary] = await fresh.listSummaries("t1");
+    assert.deepEqual(summary.rateLimits?.map((p) => Object.keys(p).includes("label")), [
+      false,
+      false,
+    ]);
+    // The summary's policies, passed back as input (as the admin routes do for a caller's key).
+    await fresh.create({
+      tenantId: "t1",
+      name: "copy",
+      scopes: READ_ORDERS,
+      rateLimits: summary.rateLimits as ApiKeyRateLimitPolicy[],
+    });
+    await fresh.create({ tenantId: "t1", name: "lent", scopes: READ_ORDERS, limitsOf: id });
+    const rotated = await fresh.rotate(id);
+    assert.deepEqual((await fresh.authorize(rotated.key)).rateLimits?.map((p) => p.name), [
+      "burst",
+      "hour",
+    ]);
+    await fresh.close();
+  });
+
   it("a storage without storesRateLimits refuses rateLimits with a TypeError", async () => {
     const storage = new InMemoryApiKeyStorage();
     Object.defineProperty(storage, "storesRateLimits", { value: false });
