@@ -79,6 +79,19 @@ function key(id: string, fields: Partial<FakeKey> = {}): FakeKey {
 
 const LONG = "x".repeat(200);
 
+/** A rotation pair named `name`: `old` rotating for another hour, replaced by `next`. */
+function rotationPair(old: string, next: string, name: string): FakeKey[] {
+  return [
+    key(old, {
+      name,
+      status: "rotating",
+      expiresAt: new Date(Date.now() + 3_600_000).toISOString(),
+      replacedByKeyId: next,
+    }),
+    key(next, { name, replacesKeyId: old }),
+  ];
+}
+
 const skip = skipWithoutChromium("<api-keys-manager> browser test");
 /** `ONLY=<part of a name>` runs only the matching cases of the suite below. */
 const only = process.env.ONLY;
@@ -838,13 +851,7 @@ describe("<api-keys-manager> in headless Chromium", { skip }, () => {
     return [
       key("k501", { name: "kept", credits: 5, lastUsedAt: new Date().toISOString() }),
       key("k503", { name: "soon", expiresAt: new Date(Date.now() + DAY).toISOString() }),
-      key("k511", {
-        name: "deploy",
-        status: "rotating",
-        expiresAt: new Date(Date.now() + 3_600_000).toISOString(),
-        replacedByKeyId: "k512",
-      }),
-      key("k512", { name: "deploy", replacesKeyId: "k511" }),
+      ...rotationPair("k511", "k512", "deploy"),
     ];
   }
 
@@ -1059,15 +1066,7 @@ describe("<api-keys-manager> in headless Chromium", { skip }, () => {
   });
 
   test("a rotation pair's marker is on the row's start edge, left to right and right to left", async () => {
-    fake.keys = [
-      key("k731", {
-        name: "paired",
-        status: "rotating",
-        expiresAt: new Date(Date.now() + 3_600_000).toISOString(),
-        replacedByKeyId: "k732",
-      }),
-      key("k732", { name: "paired", replacesKeyId: "k731" }),
-    ];
+    fake.keys = rotationPair("k731", "k732", "paired");
     const warning = "rgb(154, 103, 0)";
     for (const dir of ["ltr", "rtl"]) {
       await hostPage(page, `/${dir}`, { dir });
