@@ -3,10 +3,13 @@
  * default is `light-dark(light, dark)`, so the element follows the
  * `color-scheme` it inherits from the host page, or its `theme` attribute
  * (`light`, `dark`, `auto`: the system's); AA contrast in both. Below 48em of
- * its own width (a container query) each key is a card.
+ * its own width (a container query) each key is a card. Adopted as one shared
+ * constructable sheet, so a Content Security Policy without `'unsafe-inline'`
+ * styles still applies it.
  *
  * @module
  */
+import { h } from "./_dom.ts";
 
 /** The shadow root's CSS. */
 export const STYLES = `
@@ -47,7 +50,7 @@ td[data-col=credits]>span:first-child{font-size:1em}td[data-col=credits]>.badge{
 .badge{display:inline-block;margin-inline-start:.4em;padding:0 .4em;border:1px solid;
 border-radius:1em;font-size:.85em;color:var(--w)}
 .st{font-weight:600}.st.rotating{color:var(--w)}.st.revoked,.st.expired{color:var(--d)}
-tr.pair>th{box-shadow:inset 3px 0 var(--w)}
+tr.pair>th{box-shadow:inset 3px 0 var(--w)}tr.pair>th:dir(rtl){box-shadow:inset -3px 0 var(--w)}
 .pool{margin:.5em 0;font-weight:600}
 button,input,select,textarea{font:inherit;color:inherit;background:var(--b);border:1px solid var(--l);
 border-radius:var(--r);padding:.3em .7em;max-width:100%}
@@ -87,3 +90,22 @@ th,td{border:0;padding:.25em 0}
 td:empty{display:none}
 td[data-label]::before{content:attr(data-label);display:block;font-size:.8em;color:var(--m)}}
 `;
+
+/** The sheet every shadow root adopts, made on first use (importing needs no DOM). */
+let sheet: CSSStyleSheet | undefined;
+
+/**
+ * Styles `root` with the shared sheet; where `adoptedStyleSheets` is missing,
+ * with a `<style>` (which a CSP without `'unsafe-inline'` styles refuses).
+ */
+export function adoptStyles(root: ShadowRoot): void {
+  if ((root as Partial<ShadowRoot>).adoptedStyleSheets === undefined) {
+    root.append(h("style", {}, STYLES));
+    return;
+  }
+  if (!sheet) {
+    sheet = new CSSStyleSheet();
+    sheet.replaceSync(STYLES);
+  }
+  root.adoptedStyleSheets = [sheet];
+}

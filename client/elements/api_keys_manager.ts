@@ -32,7 +32,7 @@ import {
 import { reveal } from "./_reveal.ts";
 import { keyRow, keyTable, type RowAction, usageCell } from "./_row.ts";
 import { type Filters, NO_FILTERS, Pager, poolText, Toolbar } from "./_toolbar.ts";
-import { STYLES } from "./_styles.ts";
+import { adoptStyles } from "./_styles.ts";
 import { API_KEYS_MANAGER_STRINGS, type ApiKeysManagerStrings, type TextName } from "./strings.ts";
 
 /** Keys per page. */
@@ -117,6 +117,7 @@ export class ApiKeysManagerElement extends HTMLElement {
   constructor() {
     super();
     this.#shadow = this.attachShadow({ mode: "open" });
+    adoptStyles(this.#shadow);
     this.#create.addEventListener("click", () => this.#openCreate());
     this.#activity.addEventListener("click", () => this.#openActivity(null));
     this.#retry.addEventListener("click", () => this.refresh());
@@ -127,7 +128,6 @@ export class ApiKeysManagerElement extends HTMLElement {
       if (!this.#dialog.open) this.#close();
     });
     this.#shadow.append(
-      h("style", {}, STYLES),
       h(
         "section",
         { part: "root", "aria-labelledby": "t" },

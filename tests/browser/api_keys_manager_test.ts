@@ -79,6 +79,19 @@ function key(id: string, fields: Partial<FakeKey> = {}): FakeKey {
 
 const LONG = "x".repeat(200);
 
+/** A rotation pair named `name`: `old` rotating for another hour, replaced by `next`. */
+function rotationPair(old: string, next: string, name: string): FakeKey[] {
+  return [
+    key(old, {
+      name,
+      status: "rotating",
+      expiresAt: new Date(Date.now() + 3_600_000).toISOString(),
+      replacedByKeyId: next,
+    }),
+    key(next, { name, replacesKeyId: old }),
+  ];
+}
+
 const skip = skipWithoutChromium("<api-keys-manager> browser test");
 /** `ONLY=<part of a name>` runs only the matching cases of the suite below. */
 const only = process.env.ONLY;
@@ -838,13 +851,7 @@ describe("<api-keys-manager> in headless Chromium", { skip }, () => {
     return [
       key("k501", { name: "kept", credits: 5, lastUsedAt: new Date().toISOString() }),
       key("k503", { name: "soon", expiresAt: new Date(Date.now() + DAY).toISOString() }),
-      key("k511", {
-        name: "deploy",
-        status: "rotating",
-        expiresAt: new Date(Date.now() + 3_600_000).toISOString(),
-        replacedByKeyId: "k512",
-      }),
-      key("k512", { name: "deploy", replacesKeyId: "k511" }),
+      ...rotationPair("k511", "k512", "deploy"),
     ];
   }
 
@@ -958,6 +965,147 @@ describe("<api-keys-manager> in headless Chromium", { skip }, () => {
     await page.emulateMedia({ colorScheme: "light" });
     await waitForCharts(page, 3);
     assert.equal(await background(), "rgb(13, 17, 23)", "a dark host page under a light system");
+  });
+
+  /** Serves `body` at `path` as a host page of the element (`dir`, response `headers`) on `on`. */
+  async function hostPage(
+    on: Page,
+    path: string,
+    { body = "", dir = "ltr", headers = {} }: {
+      body?: string;
+      dir?: string;
+      headers?: Record<string, string>;
+    },
+  ): Promise<void> {
+    await on.route(fake.origin + path, (route) =>
+      route.fulfill({
+        headers: { "content-type": "text/html; charset=utf-8", ...headers },
+        body: `<!doctype html>
+<html lang="en" dir="${dir}"><meta charset="utf-8"><title>API keys</title>
+<main><h1>Settings</h1>${body}<api-keys-manager base-url="/admin"></api-keys-manager></main>
+<script type="module" src="/elements.js"></script>`,
+      }));
+    await on.setViewportSize({ width: 1280, height: 800 });
+    await on.goto(fake.origin + path);
+    await on.waitForFunction(() => customElements.get("api-keys-manager") !== undefined);
+  }
+
+  test("a strict CSP (no inline style or script, Trusted Types): styled, themed, no violation", async () => {
+    fake.keys = [key("k721", { name: "strict" })];
+    const strict = await context.newPage();
+    const refused: string[] = [];
+    strict.on("console", (message) => {
+      if (/Content Security Policy|Trusted Type/i.test(message.text())) {
+        refused.push(message.text());
+      }
+    });
+    await strict.route(fake.origin + "/theme.css", (route) =>
+      route.fulfill({
+        contentType: "text/css",
+        body: "api-keys-manager{--api-keys-manager-accent:rgb(7, 8, 9)}" +
+          "api-keys-manager::part(create-button){text-transform:uppercase}",
+      }));
+    try {
+      await strict.addInitScript(() => {
+        // deno-lint-ignore no-explicit-any
+        const seen: string[] = (globalThis as any).cspViolations = [];
+        document.addEventListener("securitypolicyviolation", (event) => {
+          seen.push(`${event.violatedDirective} ${event.blockedURI}`);
+        }, true);
+      });
+      await hostPage(strict, "/strict", {
+        body: '<link rel="stylesheet" href="/theme.css">' +
+          '<my-keys base-url="/admin"></my-keys>',
+        headers: {
+          "content-security-policy": "default-src 'self'; script-src 'self'; style-src 'self'; " +
+            "connect-src 'self'; require-trusted-types-for 'script'; trusted-types 'none'",
+        },
+      });
+      await strict.evaluate(async () => {
+        // deno-lint-ignore no-explicit-any
+        const elements: any = await import("/elements.js" as string);
+        elements.defineApiKeysManager("my-keys");
+      });
+      await strict.waitForFunction(() =>
+        ["api-keys-manager", "my-keys"].every((tag) =>
+          document.querySelector(tag)!.shadowRoot!.querySelector("table")?.textContent
+            ?.includes("strict")
+        )
+      );
+      const styled = await strict.evaluate(() => {
+        const [a, b] = ["api-keys-manager", "my-keys"].map((tag) => document.querySelector(tag)!);
+        const create = getComputedStyle(a.shadowRoot!.querySelector("[part~=create-button]")!);
+        const sheets = [a, b].map((element) => element.shadowRoot!.adoptedStyleSheets);
+        return {
+          display: getComputedStyle(a).display,
+          otherDisplay: getComputedStyle(b).display,
+          createBackground: create.backgroundColor,
+          createCase: create.textTransform,
+          styleElements: a.shadowRoot!.querySelectorAll("style").length,
+          oneSheet: sheets[0].length === 1 && sheets[1].length === 1 &&
+            sheets[0][0] === sheets[1][0],
+        };
+      });
+      assert.deepEqual(styled, {
+        display: "block",
+        otherDisplay: "block",
+        createBackground: "rgb(7, 8, 9)",
+        createCase: "uppercase",
+        styleElements: 0,
+        oneSheet: true,
+      });
+      // A dialog opened and closed under the policy, then nothing refused.
+      await strict.locator("api-keys-manager").getByRole("button", { name: "Create key" }).click();
+      await strict.keyboard.press("Escape");
+      // deno-lint-ignore no-explicit-any
+      assert.deepEqual(await strict.evaluate(() => (globalThis as any).cspViolations), []);
+      assert.deepEqual(refused, []);
+    } finally {
+      await strict.close();
+    }
+  });
+
+  test("a rotation pair's marker is on the row's start edge, left to right and right to left", async () => {
+    fake.keys = rotationPair("k731", "k732", "paired");
+    const warning = "rgb(154, 103, 0)";
+    for (const dir of ["ltr", "rtl"]) {
+      await hostPage(page, `/${dir}`, { dir });
+      await waitForText(page, "Replaced by sk_live_k732", "table");
+      const cell = page.locator("api-keys-manager").locator("tr.pair > th").first();
+      const box = (await cell.boundingBox())!;
+      const shot = await cell.screenshot();
+      const found = await page.evaluate(async ({ png, warning }) => {
+        const image = new Image();
+        image.src = `data:image/png;base64,${png}`;
+        await image.decode();
+        const canvas = document.createElement("canvas");
+        canvas.width = image.width;
+        canvas.height = image.height;
+        const context = canvas.getContext("2d")!;
+        context.drawImage(image, 0, 0);
+        const at = (x: number) => {
+          const [r, g, b] = context.getImageData(x, image.height >> 1, 1, 1).data;
+          return `rgb(${r}, ${g}, ${b})`;
+        };
+        const th = document.querySelector("api-keys-manager")!.shadowRoot!
+          .querySelector("tr.pair > th")!;
+        const [cell, row] = [th, th.parentElement!].map((e) => e.getBoundingClientRect());
+        return {
+          left: at(1) === warning,
+          right: at(image.width - 2) === warning,
+          atRowStart: getComputedStyle(th).direction === "rtl"
+            ? cell.right === row.right
+            : cell.left === row.left,
+        };
+      }, { png: shot.toString("base64"), warning });
+      assert.deepEqual(
+        found,
+        { left: dir === "ltr", right: dir === "rtl", atRowStart: true },
+        `${dir}: ${JSON.stringify(box)}`,
+      );
+    }
+    await page.unroute(fake.origin + "/ltr");
+    await page.unroute(fake.origin + "/rtl");
   });
 
   test("200 % zoom: a 1280x800 window at 200 % (640x400 CSS px): cards, no horizontal scroll, dialogs fit", async () => {

@@ -1,6 +1,6 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { STYLES } from "../../../client/elements/_styles.ts";
+import { adoptStyles, STYLES } from "../../../client/elements/_styles.ts";
 
 describe("client/elements/_styles.ts", () => {
   it("every color is a custom property with a light-dark() default; the theme attribute sets color-scheme", () => {
@@ -22,5 +22,51 @@ describe("client/elements/_styles.ts", () => {
       STYLES,
       /@container \(max-width:47\.99em\)\{\ntable,thead,tbody,tr,th,td\{display:block\}/,
     );
+  });
+
+  it("one constructable sheet, made on first use, shared by every shadow root (a strict CSP allows it)", () => {
+    const global = globalThis as { CSSStyleSheet?: unknown };
+    assert.equal(global.CSSStyleSheet, undefined, "imported without a DOM, nothing was made");
+    let made = 0;
+    global.CSSStyleSheet = class {
+      text = "";
+      constructor() {
+        made++;
+      }
+      replaceSync(text: string) {
+        this.text = text;
+      }
+    };
+    try {
+      const roots = [{ adoptedStyleSheets: [] }, { adoptedStyleSheets: [] }];
+      for (const root of roots) adoptStyles(root as unknown as ShadowRoot);
+      assert.equal(made, 1);
+      const [[sheet], [other]] = roots.map((root) => root.adoptedStyleSheets as { text: string }[]);
+      assert.equal(sheet, other);
+      assert.equal(sheet.text, STYLES);
+    } finally {
+      delete global.CSSStyleSheet;
+    }
+  });
+
+  it("without adoptedStyleSheets, a <style> in the shadow root", () => {
+    const global = globalThis as { document?: unknown };
+    const appended: { tag: string; text: unknown[] }[] = [];
+    global.document = {
+      createElement: (tag: string) => {
+        const element = {
+          tag,
+          text: [] as unknown[],
+          append: (text: unknown) => element.text.push(text),
+        };
+        return element;
+      },
+    };
+    try {
+      adoptStyles({ append: (child: never) => appended.push(child) } as unknown as ShadowRoot);
+      assert.deepEqual(appended.map(({ tag, text }) => [tag, text]), [["style", [STYLES]]]);
+    } finally {
+      delete global.document;
+    }
   });
 });
