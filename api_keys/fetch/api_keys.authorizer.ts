@@ -75,7 +75,9 @@ export interface ApiKeyAuthorizerOptions extends ApiKeyRequirements {
   /**
    * The response `protect` sends when authorization fails (default
    * {@link apiKeyErrorResponse}). A throw or rejection is logged and the
-   * default response sent.
+   * default response sent. A given one is also called with a bug the check
+   * throws (any value): its answer is sent when of status 500 or more, else
+   * the bug is rethrown.
    */
   onError?: ApiKeyErrorResponder;
   /** With a service `limiter`: also write `X-RateLimit-*` (the policy with the least remaining; on a 429 the refusing one with the longest wait). */
@@ -161,9 +163,13 @@ export interface ApiKeyAuthorizer {
    * the request is the server's `info`), answers a failure with `onError`,
    * else records the context (`getApiKeyContext(request)`) and calls
    * `handler` with the same arguments (it may declare fewer). Anything other
-   * than an API-key or storage failure is rethrown (a `TypeError`, a bug such
-   * as a route naming a policy the key lacks, logged first with the method and
-   * path). Every wrapped handler counts the key's rate limits and spends its
+   * than an API-key or storage failure (a `TypeError`, a bug such as a route
+   * naming a policy the key lacks, logged first with the method and path) is
+   * answered by the given `onError` when it answers a status of 500 or more
+   * (`SafeFetch.errorResponse`), else rethrown. A 101 (a WebSocket upgrade)
+   * is returned untouched; on other answers the key's rate-limit fields are
+   * added but for a family the answer has (the handler's own limiter's).
+   * Every wrapped handler counts the key's rate limits and spends its
    * credits unless these requirements say `rateLimits: false` (the admin
    * routes of `createApiKeysAdminFetchHandler`: `require({ rateLimits: false })`). Nested
    * in another `protect` of the same service asking the same charge, a request is
