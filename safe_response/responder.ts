@@ -312,6 +312,11 @@ export function beginPagination(
 export class Responder {
   /** The resolved settings. */
   readonly settings: SafeResponseSettings;
+  /**
+   * The request headers the replies read (the request id's): a binding whose request the handler
+   * may close (a WebSocket upgrade) reads them before the handler.
+   */
+  readonly requestHeaders: readonly string[];
   readonly #hooks: ResponderHooks;
   readonly #taps: ResponderTaps = {};
   #stampedAt = NaN;
@@ -320,6 +325,7 @@ export class Responder {
   /** A responder over `settings`, with the optional integrations `hooks`. */
   constructor(settings: SafeResponseSettings, hooks: ResponderHooks = {}) {
     this.settings = settings;
+    this.requestHeaders = settings.requestId === undefined ? [] : [settings.requestId.headerName];
     this.#hooks = hooks;
     registerTaps(this, this.#taps);
   }

@@ -45,7 +45,7 @@ function decodedPath(path: string): string | undefined {
  * below `prefix` that is one of the routes gets its answer, any other
  * `undefined` with its body unread (the app answers it). A route's body is
  * read up to one byte past `maxBodyBytes` (the rest is never read); a body
- * that cannot be read is handled as an empty one. Behind
+ * that cannot be read is handled as an empty one; `HEAD` is answered as `GET` without the body. Behind
  * `ApiKeyAuthorizer.protect`, give the authorizer `rateLimits: false`
  * (`require({ rateLimits: false })`) so the routes count no rate limit and
  * spend no credits of the caller's key, as Nest's admin controller. Throws a
@@ -95,8 +95,10 @@ export function createApiKeysAdminFetchHandler(
         body = new Uint8Array(0);
       }
     }
+    // HEAD is GET without the body, as Express and Fastify answer it
+    const head = request.method === "HEAD";
     const answer = await handle({
-      method: request.method,
+      method: head ? "GET" : request.method,
       path,
       query: (name) => url.searchParams.has(name) ? url.searchParams.getAll(name).join(",") : null,
       headers: (name) => request.headers.get(name),
@@ -104,6 +106,6 @@ export function createApiKeysAdminFetchHandler(
     }, request);
     return answer === undefined
       ? undefined
-      : new Response(answer.body, { status: answer.status, headers: answer.headers });
+      : new Response(head ? null : answer.body, { status: answer.status, headers: answer.headers });
   };
 }

@@ -23,6 +23,7 @@ import type {
   RequiredScope,
 } from "../types.ts";
 import { defaultFetchClientIp, type FetchClientIpResolver } from "./api_keys.client_ip.ts";
+import { isUpgradeResponse } from "./_upgrade.ts";
 
 /**
  * What a route requires of a key (the Nest decorators `RequireScope` and
@@ -74,7 +75,9 @@ export interface ApiKeyAuthorizerOptions extends ApiKeyRequirements {
   /**
    * The response `protect` sends when authorization fails (default
    * {@link apiKeyErrorResponse}). A throw or rejection is logged and the
-   * default response sent.
+   * default response sent. A given one is also called with a bug the check
+   * throws (any value): its answer is sent when of status 500 or more, else
+   * the bug is rethrown.
    */
   onError?: ApiKeyErrorResponder;
   /** With a service `limiter`: also write `X-RateLimit-*` (the policy with the least remaining; on a 429 the refusing one with the longest wait). */
@@ -160,9 +163,13 @@ export interface ApiKeyAuthorizer {
    * the request is the server's `info`), answers a failure with `onError`,
    * else records the context (`getApiKeyContext(request)`) and calls
    * `handler` with the same arguments (it may declare fewer). Anything other
-   * than an API-key or storage failure is rethrown (a `TypeError`, a bug such
-   * as a route naming a policy the key lacks, logged first with the method and
-   * path). Every wrapped handler counts the key's rate limits and spends its
+   * than an API-key or storage failure (a `TypeError`, a bug such as a route
+   * naming a policy the key lacks, logged first with the method and path) is
+   * answered by the given `onError` when it answers a status of 500 or more
+   * (`SafeFetch.errorResponse`), else rethrown. A 101 (a WebSocket upgrade)
+   * is returned untouched; on other answers the key's rate-limit fields are
+   * added but for a family the answer has (the handler's own limiter's).
+   * Every wrapped handler counts the key's rate limits and spends its
    * credits unless these requirements say `rateLimits: false` (the admin
    * routes of `createApiKeysAdminFetchHandler`: `require({ rateLimits: false })`). Nested
    * in another `protect` of the same service asking the same charge, a request is
@@ -219,6 +226,27 @@ const rateLimitFields = new WeakMap<Request, [string, string][]>();
  */
 export function getRateLimitHeaders(request: Request): [string, string][] {
   return [...rateLimitFields.get(request) ?? []];
+}
+
+/**
+ * The family of a rate-limit field: a handler's response holding one of a family keeps its own,
+ * none of the key's (as Nest's throttler, a later guard, replaces the key's `X-RateLimit-*`).
+ */
+function familyOf(name: string): string {
+  const lower = name.toLowerCase();
+  return lower.startsWith("x-ratelimit-")
+    ? "x-ratelimit"
+    : lower.startsWith("ratelimit")
+    ? "ratelimit"
+    : lower;
+}
+
+/** `fields` without the families `headers` already has a field of. */
+function withoutOwnFamilies(fields: [string, string][], headers: Headers): [string, string][] {
+  const owned = new Set(
+    fields.filter(([name]) => headers.has(name)).map(([name]) => familyOf(name)),
+  );
+  return owned.size === 0 ? fields : fields.filter(([name]) => !owned.has(familyOf(name)));
 }
 
 /** Every key of `ApiKeyRequirements` (an unknown one is refused: it would leave the route open). */
@@ -345,7 +373,7 @@ export function createApiKeyAuthorizer(
   };
   /** `response` with `fields` (a copy when its headers are immutable). */
   const withFields = (response: Response, fields: [string, string][]) => {
-    if (fields.length === 0) return response;
+    if (fields.length === 0 || isUpgradeResponse(response)) return response;
     let answer = response;
     try {
       for (const [name, value] of fields) answer.headers.set(name, value);
@@ -371,6 +399,25 @@ export function createApiKeyAuthorizer(
       log(`${failureLine("onError", failure)}; the default response is sent`);
     }
     return apiKeyErrorResponse(error);
+  };
+
+  /**
+   * The answer to another throw (a bug, logged by `authorize` when a `TypeError`): the given
+   * `onError`'s when a `Response` of status 500 or more (`SafeFetch.errorResponse` answers the
+   * generic 500), else `thrown` is rethrown (the server's 500).
+   */
+  const bugResponse = async (thrown: unknown, request: Request): Promise<Response> => {
+    if (onError === apiKeyErrorResponse) throw thrown;
+    let response: unknown;
+    try {
+      response = await onError(thrown as ApiKeyError, request);
+    } catch (failure) {
+      log(failureLine("onError", failure));
+      throw thrown;
+    }
+    if (response instanceof Response && response.status >= 500) return response;
+    await (response as Response | undefined)?.body?.cancel?.().catch(() => {});
+    throw thrown;
   };
 
   /** Logs each distinct bug line once (a broken route fails every request alike). */
@@ -415,13 +462,14 @@ export function createApiKeyAuthorizer(
                 : [["WWW-Authenticate", challenge]]; // a 401: before any limit
               return withFields(await failureResponse(error, request), fields);
             }
-            throw error;
+            return await bugResponse(error, request);
           }
           contexts.set(request, apiKey);
           const fields = recordRateLimit(request, apiKey);
           const response = await handler(request, ...args as unknown as Args);
           // The newest fields recorded for it: a nested check charged on its own counted after this one.
-          return withFields(response, rateLimitFields.get(request) ?? fields);
+          const newest = rateLimitFields.get(request) ?? fields;
+          return withFields(response, withoutOwnFamilies(newest, response.headers));
         };
       },
     });

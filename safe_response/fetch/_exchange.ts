@@ -52,6 +52,8 @@ export class RequestContext implements SafeContext {
 export class FetchExchange implements HttpExchange {
   readonly method: string;
   readonly target: string;
+  /** The request headers read so far, by lower-case name (read again without the request). */
+  #read: Map<string, string | undefined> | undefined;
 
   /**
    * A view of `request`, once the handler phase began its `context`, and the `Response` the handler
@@ -71,9 +73,29 @@ export class FetchExchange implements HttpExchange {
     return this.context?.status;
   }
 
-  /** A request header (repeated lines joined by `Headers`). */
+  /**
+   * Reads the request headers `names` now, for when the handler closes the request (a WebSocket
+   * upgrade: reading it afterwards throws).
+   */
+  readAhead(names: readonly string[]): void {
+    for (const name of names) this.requestHeader(name);
+  }
+
+  /** This exchange once the handler returned `response` (the headers read so far kept). */
+  answered(response: Response): FetchExchange {
+    const answered = new FetchExchange(this.request, this.context, response);
+    answered.#read = this.#read;
+    return answered;
+  }
+
+  /** A request header (repeated lines joined by `Headers`), read once. */
   requestHeader(name: string): string | undefined {
-    return this.request.headers.get(name) ?? undefined;
+    const key = name.toLowerCase();
+    const read = this.#read ??= new Map();
+    if (read.has(key)) return read.get(key);
+    const value = this.request.headers.get(name) ?? undefined;
+    read.set(key, value);
+    return value;
   }
 
   /** A header the handler set on the response (on its `Response`, else on the context). */

@@ -54,7 +54,8 @@ function declaredLength(request: Request): number | undefined {
 
 /**
  * The JSON body of `request`, streamed up to `maxBytes` (never held whole past it). Throws a
- * `RequestBodyError` (413 or 400), a `TypeError` for an invalid `maxBytes`.
+ * `RequestBodyError` (413 or 400), a `TypeError` for an invalid `maxBytes` or a body already read
+ * or locked (a route answers it as a 500: the server read it first, not the client's fault).
  * @example
  * ```ts
  * import { createSafeFetch, readJsonBody } from "@saferoute/api-kit/safe-response/fetch";
@@ -70,6 +71,10 @@ export async function readJsonBody(
   const maxBytes = options.maxBytes ?? DEFAULT_MAX_BYTES;
   if (!Number.isSafeInteger(maxBytes) || maxBytes < 1 || maxBytes > MAX_MAX_BYTES) {
     throw new TypeError(`readJsonBody: maxBytes must be an integer from 1 to ${MAX_MAX_BYTES}`);
+  }
+  if (request.bodyUsed || request.body?.locked === true) {
+    // The server read it first (Hono's `c.req.json()`): a bug of the server, not the client's body
+    throw new TypeError("readJsonBody: the request body was already read or is locked");
   }
   if ((declaredLength(request) ?? 0) > maxBytes) {
     await request.body?.cancel().catch(() => {});

@@ -28,6 +28,7 @@ import { resolveSettings } from "../settings.ts";
 import { optionNames, refuseUnknownOptions } from "../_options.ts";
 import { callAppFunction } from "../_app_functions.ts";
 import { callDetached } from "../../telemetry/_detached.ts";
+import { isUpgradeResponse } from "../../api_keys/fetch/_upgrade.ts";
 import {
   copyHeaders,
   FetchExchange,
@@ -321,15 +322,18 @@ export function createSafeFetch(options: SafeFetchOptions = {}): SafeFetch {
     return async (request: Request, ...args: [...Args, ...unknown[]]): Promise<Response> => {
       const context = contextOf(request);
       const exchange = new FetchExchange(request, context);
+      exchange.readAhead(responder.requestHeaders);
       const phase = { plan, start: responder.start(), apiVersion: responder.versionOf(request) };
       context.bindPagination(() => paginationQueryOf(exchange, phase));
       let reply: Reply;
       try {
         beginPagination(exchange, phase); // a bad page, limit or cursor is a 400 before the handler
         const result = await handler(request, context, ...args as unknown as Args);
-        const answered = result instanceof Response
-          ? new FetchExchange(request, context, result)
-          : exchange;
+        if (result instanceof Response && isUpgradeResponse(result)) {
+          responder.written?.(101);
+          return result; // the server's handshake, the request closed: nothing added
+        }
+        const answered = result instanceof Response ? exchange.answered(result) : exchange;
         reply = responder.success(result, answered, phase);
       } catch (thrown) {
         reply = responder.error(thrown, exchange, phase);

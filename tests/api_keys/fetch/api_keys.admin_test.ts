@@ -59,6 +59,16 @@ describe("createApiKeysAdminFetchHandler over HTTP", () => {
     return { status: response.status, headers: response.headers, text };
   };
 
+  it("answers HEAD on a GET route as GET without a body, as Express and Fastify do", async () => {
+    const get = await call("GET", "/keys");
+    const head = await call("HEAD", "/keys");
+    assert.equal(head.status, 200);
+    assert.equal(head.text, "");
+    assert.equal(head.headers.get("content-type"), get.headers.get("content-type"));
+    assert.equal(head.headers.get("cache-control"), "no-store");
+    assert.equal(head.headers.get("allow"), null);
+  });
+
   it("create, list, rotate with a grace preset, rename, revoke", async () => {
     const created = await call("POST", "/keys", { name: "ci", scopes: ["projects:read"] });
     assert.equal(created.status, 201);

@@ -399,6 +399,23 @@ describe("protect", () => {
     );
   });
 
+  it("passes a 101 (an upgrade) through untouched, with no rate-limit fields", async () => {
+    const service = {
+      authorizeRequest: () =>
+        Promise.resolve({
+          rateLimitResults: [
+            { name: "m", limit: 9, windowMs: 60_000, remaining: 8, resetMs: 1000, allowed: true },
+          ],
+        } as never),
+    };
+    const upgrade = new Response(null, { headers: { Upgrade: "websocket" } });
+    Object.defineProperty(upgrade, "status", { value: 101 });
+    const handler = createApiKeyAuthorizer(service).protect(() => upgrade);
+    const response = await handler(get());
+    assert.equal(response, upgrade);
+    assert.deepEqual([...response.headers], [["upgrade", "websocket"]]);
+  });
+
   it("rethrows what is not an API-key or storage failure", async () => {
     const service = {
       authorizeRequest: () => Promise.reject(new RangeError("a bug")),

@@ -146,6 +146,54 @@ describe("Fetch authorizer rate limits, meta.rateLimit through safe-response's r
   });
 });
 
+describe("Fetch authorizer rate limits beside the handler's own (Nest: the throttler's later fields win)", () => {
+  it("keeps each family of fields the handler's response has, adding the key's others", async () => {
+    const { service, key } = await limitedKey([{ name: "minute", limit: 100, windowMs: 60_000 }]);
+    const safe = createSafeFetch({
+      logger: { warn() {}, error() {} },
+      rateLimit: true,
+      responseHeaders: getRateLimitHeaders,
+    });
+    const authorize = createApiKeyAuthorizer(service, {
+      onError: safe.errorResponse,
+      xRateLimitHeaders: true,
+    });
+    const own = (remaining: number) =>
+      authorize.protect(safe.route({}, (_request, context) => {
+        context.headers.set("X-RateLimit-Limit", "5");
+        context.headers.set("X-RateLimit-Remaining", String(remaining));
+        context.headers.set("X-RateLimit-Reset", "30");
+        if (remaining > 0) return { ok: true };
+        context.headers.set("Retry-After", "30");
+        throw Object.assign(new Error("Slow down"), { status: 429 });
+      }));
+    const call = async (handler: (request: Request) => Promise<Response>) => {
+      const answer = await handler(new Request("http://x/", { headers: { "x-api-key": key } }));
+      return { headers: answer.headers, body: await answer.json() };
+    };
+    const ok = await call(own(4));
+    assert.deepEqual(
+      ["limit", "remaining", "reset"].map((f) => ok.headers.get(`x-ratelimit-${f}`)),
+      ["5", "4", "30"],
+    );
+    assert.match(ok.headers.get("ratelimit") ?? "", /^"minute";r=99;/);
+    assert.deepEqual(ok.body.meta.rateLimit, { limit: 5, remaining: 4, reset: 30 });
+    const refused = await call(own(0));
+    assert.equal(refused.headers.get("x-ratelimit-remaining"), "0");
+    assert.equal(refused.headers.get("retry-after"), "30");
+    assert.match(refused.headers.get("ratelimit-policy") ?? "", /^"minute";q=100;/);
+    const partial = await call(authorize.protect(() => {
+      return Response.json({}, { headers: { "X-RateLimit-Remaining": "1" } });
+    }));
+    assert.equal(partial.headers.get("x-ratelimit-remaining"), "1");
+    assert.equal(
+      partial.headers.get("x-ratelimit-limit"),
+      null,
+      "never the key's beside the handler's",
+    );
+  });
+});
+
 describe("Fetch authorizer rate limits on a Response whose headers are immutable", () => {
   it("adds the fields to a copy (a proxied answer), every Set-Cookie kept", async () => {
     const { service, key } = await limitedKey([{ name: "minute", limit: 10, windowMs: 60_000 }]);
@@ -230,6 +278,53 @@ describe("Fetch: routes that must not spend, routes naming no policy (issue 40)"
     assert.equal(await credits(), 2);
     assert.equal((await get(counted)).status, 200);
     assert.equal((await get(counted)).status, 429);
+  });
+
+  it("through onError (safe.errorResponse), a route naming a policy the key lacks answers the 500 envelope with its request id, the message kept back", async () => {
+    const { service, key } = await limitedKey([{ name: "burst", limit: 2, windowMs: 60_000 }]);
+    const lines: string[] = [];
+    const logged: string[] = [];
+    const safe = createSafeFetch({
+      requestId: true,
+      logger: { warn() {}, error: (line) => logged.push(line) },
+    });
+    const authorize = createApiKeyAuthorizer(service, {
+      onError: safe.errorResponse,
+      log: (line) => lines.push(line),
+    });
+    const hourly = authorize.require({ rateLimits: "hourly" }).protect(
+      safe.route({}, () => ({ ok: true })),
+    );
+    const answer = await hourly(
+      new Request("http://x/reports", { headers: { "x-api-key": key, "x-request-id": "r-1" } }),
+    );
+    assert.equal(answer.status, 500);
+    assert.equal(answer.headers.get("x-request-id"), "r-1");
+    const text = await answer.text();
+    assert.ok(!text.includes("hourly"), text);
+    const body = JSON.parse(text);
+    assert.equal(body.error.code, "INTERNAL_SERVER_ERROR");
+    assert.equal(body.requestId, "r-1");
+    assert.ok(lines.some((line) => line.includes("GET /reports")), lines.join("\n"));
+  });
+
+  it("an onError that answers a bug below 500, or throws, leaves it to the server (rethrown)", async () => {
+    const { service, key } = await limitedKey([{ name: "burst", limit: 2, windowMs: 60_000 }]);
+    for (
+      const onError of [
+        (error: { httpStatus?: number }) => Response.json({}, { status: error.httpStatus ?? 200 }),
+        () => {
+          throw new Error("onError down");
+        },
+      ]
+    ) {
+      const authorize = createApiKeyAuthorizer(service, { onError, log: () => {} });
+      const hourly = authorize.require({ rateLimits: "hourly" }).protect(() => new Response("ok"));
+      await assert.rejects(
+        hourly(new Request("http://x/reports", { headers: { "x-api-key": key } })),
+        TypeError,
+      );
+    }
   });
 
   it("a route naming a policy the key lacks rejects (the server answers 500), logged once with the method, path and policy", async () => {

@@ -66,4 +66,20 @@ describe("readJsonBody", () => {
     assert.equal(response.status, 413);
     assert.equal((await response.json()).error.code, "CONTENT_TOO_LARGE");
   });
+
+  it("throws a TypeError (a server bug: a 500, not the client's 400) for a body already read or locked", async () => {
+    const used = post('{"a":1}');
+    await used.json();
+    await assert.rejects(readJsonBody(used), (error) => {
+      assert.ok(error instanceof TypeError && !(error instanceof RequestBodyError));
+      assert.match(error.message, /already/);
+      return true;
+    });
+    const locked = post('{"a":1}');
+    locked.body!.getReader();
+    await assert.rejects(readJsonBody(locked), TypeError);
+    const safe = createSafeFetch({ logger: { warn() {}, error() {} } });
+    const answer = await safe.route({}, (request) => readJsonBody(request))(used);
+    assert.equal(answer.status, 500);
+  });
 });

@@ -832,3 +832,118 @@ describe("createSafeFetch route: the IETF RateLimit fields and the sunset link",
     assert.match(link, /<https:\/\/example\.com\/sunset>; rel="sunset"/);
   });
 });
+
+/** Closes `request` as `Deno.upgradeWebSocket` does: reading its headers afterwards throws. */
+function close(request: Request): void {
+  Object.defineProperty(request, "headers", {
+    get() {
+      throw new TypeError("Request closed");
+    },
+  });
+}
+
+/** A 101 `Response` (a WebSocket upgrade's; the constructor allows 200 to 599 only). */
+function switchingProtocols(): Response {
+  const response = new Response(null, { headers: { Upgrade: "websocket" } });
+  Object.defineProperty(response, "status", { value: 101 });
+  return response;
+}
+
+describe("createSafeFetch route: upgrades and requests closed by the handler", () => {
+  it("reads the request id before the handler: a request the handler closed keeps its id", async () => {
+    const { safe, lines } = safeWith({ requestId: true });
+    const handler = safe.route({}, (request) => {
+      close(request);
+      return { ok: true };
+    });
+    const { status, headers, body } = await read(
+      await handler(at("/", { headers: { "x-request-id": "req-7" } })),
+    );
+    assert.equal(status, 200);
+    assert.equal(body.requestId, "req-7");
+    assert.equal(headers.get("x-request-id"), "req-7");
+    assert.deepEqual(lines, []);
+  });
+
+  it("passes a 101 (an upgrade) through untouched, counted as written", async () => {
+    const { safe, lines } = safeWith({ requestId: true, responseTime: true });
+    const written: number[] = [];
+    Object.defineProperty(safe.responder, "written", { get: () => (s: number) => written.push(s) });
+    const upgrade = switchingProtocols();
+    const handler = safe.route({ deprecated: { sunset: new Date(0) } }, (request, context) => {
+      context.headers.set("X-Ignored", "1");
+      close(request);
+      return upgrade;
+    });
+    const response = await handler(at("/ws", { headers: { "x-request-id": "req-8" } }));
+    assert.equal(response, upgrade);
+    assert.deepEqual([...response.headers], [["upgrade", "websocket"]]);
+    assert.deepEqual(written, [101]);
+    assert.deepEqual(lines, []);
+  });
+
+  it(
+    "Deno.serve: a WebSocket upgrade through protect and a route with request ids opens, the server keeps serving",
+    {
+      skip: !("Deno" in globalThis) && "Deno.upgradeWebSocket",
+    },
+    async () => {
+      const { ApiKeysService, InMemoryApiKeyStorage } = await import("../../../api_keys/mod.ts");
+      const { createApiKeyAuthorizer } = await import("../../../api_keys/fetch/mod.ts");
+      const { createRateLimiter } = await import("../../../rate_limits/mod.ts");
+      const { serve } = await import("../../scenarios/_serve.ts");
+      const service = new ApiKeysService({
+        peppers: { 1: "a-pepper-of-at-least-thirty-two-bytes!!" },
+        storage: new InMemoryApiKeyStorage(),
+        limiter: createRateLimiter({ logger: () => {} }),
+      });
+      const { key } = await service.create({
+        tenantId: "t",
+        name: "k",
+        scopes: [{ resource: "o", level: "read" }],
+        rateLimits: [{ name: "m", limit: 100, windowMs: 60_000 }],
+      });
+      const { safe, lines } = safeWith({ requestId: true });
+      const deno = (globalThis as unknown as {
+        Deno: { upgradeWebSocket(r: Request): { socket: WebSocket; response: Response } };
+      }).Deno;
+      const socketRoute = createApiKeyAuthorizer(service, { onError: safe.errorResponse }).protect(
+        safe.route({}, (request) => {
+          const { socket, response } = deno.upgradeWebSocket(request);
+          socket.onmessage = (event) => socket.send(`echo ${event.data}`);
+          return response;
+        }),
+      );
+      const server = await serve((request, info) =>
+        request.headers.get("upgrade") === "websocket"
+          ? socketRoute(request, info)
+          : new Response("still serving")
+      );
+      try {
+        const echoed = await new Promise<string>((resolve, reject) => {
+          const ws = new WebSocket(
+            server.url.replace("http", "ws"),
+            { headers: { "X-API-Key": key } } as unknown as string,
+          );
+          const timer = setTimeout(() => reject(new Error("the upgrade timed out")), 3000);
+          ws.onopen = () => ws.send("hi");
+          ws.onmessage = (event) => {
+            clearTimeout(timer);
+            resolve(String(event.data));
+            ws.close();
+          };
+          ws.onerror = () => {
+            clearTimeout(timer);
+            reject(new Error("the upgrade failed"));
+          };
+        });
+        assert.equal(echoed, "echo hi");
+        const after = await fetch(server.url, { signal: AbortSignal.timeout(3000) });
+        assert.equal(await after.text(), "still serving");
+        assert.deepEqual(lines, []);
+      } finally {
+        await server.close();
+      }
+    },
+  );
+});
