@@ -271,6 +271,15 @@ export function peerRange(matrix: Matrix, name: string): string {
   return [...lowest.values()].sort(compareVersions).map((version) => `^${version}`).join(" || ");
 }
 
+/**
+ * A peer's range in the JSR package (deno.json `imports`): the newest major of `peerRange`, as
+ * Deno's npm specifiers take one caret range (no `||`, `>=` nor spaces) and `deno publish`
+ * refuses `*`.
+ */
+export function jsrPeerRange(matrix: Matrix, name: string): string {
+  return peerRange(matrix, name).split(" || ").at(-1)!;
+}
+
 /** Every peer with its derived range and whether it is optional. */
 export function peerRanges(matrix: Matrix): Record<string, { range: string; optional: boolean }> {
   const peers: Record<string, { range: string; optional: boolean }> = {};
