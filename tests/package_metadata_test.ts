@@ -3,15 +3,6 @@ import assert from "node:assert/strict";
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 
 const denoJson = JSON.parse(readFileSync(new URL("../deno.json", import.meta.url), "utf8"));
-/** The peers the published files import: JSR consumers get deno.json's specifier for each. */
-const PUBLISHED_PEERS = [
-  "@nestjs/common",
-  "@nestjs/core",
-  "@nestjs/swagger",
-  "@opentelemetry/api",
-  "pg",
-  "rxjs",
-];
 const jsrJson = JSON.parse(readFileSync(new URL("../jsr.json", import.meta.url), "utf8"));
 
 describe("package metadata", () => {
@@ -53,7 +44,7 @@ describe("package metadata", () => {
 
   it("maps every other npm dependency with an exact version (`name-x.y.z`: another tested version)", () => {
     for (const [alias, target] of Object.entries(denoJson.imports as Record<string, string>)) {
-      if (PUBLISHED_PEERS.includes(alias)) continue;
+      if (target.includes("@^")) continue; // a peer JSR consumers bring: "the JSR package" below
       const version = alias.match(/-(\d+\.\d+\.\d+)$/)?.[1];
       const name = version === undefined ? alias : alias.slice(0, -version.length - 1);
       assert.match(
@@ -166,18 +157,22 @@ async function publishedNpmImports(): Promise<string[]> {
 describe("the JSR package", { skip: !onDeno && "deno publish runs on Deno" }, () => {
   it("states each peer it imports as a range (the npm range's newest major), not a pin: an app's Nest 12.x is the one it uses", async () => {
     const module = "./consumers/matrix.ts"; // computed: tests/consumers is not in the Node tree
-    const { jsrPeerRange } = await import(module);
+    const { JSR_PEERS, jsrPeerRange } = await import(module);
     const matrix = JSON.parse(
       readFileSync(new URL("./consumers/matrix.json", import.meta.url), "utf8"),
     );
     const imported = await publishedNpmImports();
-    assert.deepEqual(imported.filter((name) => name in matrix.peers), PUBLISHED_PEERS);
-    for (const name of PUBLISHED_PEERS) {
+    assert.deepEqual(imported.filter((name) => name in matrix.peers), JSR_PEERS);
+    for (const name of JSR_PEERS) {
       const range: string = jsrPeerRange(matrix, name);
       assert.match(range, /^\^\d+\.\d+\.\d+$/, name);
       assert.equal(denoJson.imports[name], `npm:${name}@${range}`, name);
     }
     assert.equal(jsrPeerRange(matrix, "@nestjs/common"), "^12.0.1");
+    // The repository's own runs still install one version each: the lock's, frozen.
+    const lock = JSON.parse(readFileSync(new URL("../deno.lock", import.meta.url), "utf8"));
+    assert.equal(denoJson.lock.frozen, true);
+    for (const name of JSR_PEERS) assert.ok(lock.specifiers[denoJson.imports[name]], name);
   });
 
   it("holds prisma/ (the schema and every migration) and no tests, benches, scripts, demo or lock file", async () => {
