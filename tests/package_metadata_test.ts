@@ -42,8 +42,9 @@ describe("package metadata", () => {
     assert.match(denoJson.version, /^0\.\d+\.\d+$/);
   });
 
-  it("maps every npm dependency with an exact version (`name-x.y.z`: another tested version)", () => {
+  it("maps every other npm dependency with an exact version (`name-x.y.z`: another tested version)", () => {
     for (const [alias, target] of Object.entries(denoJson.imports as Record<string, string>)) {
+      if (target.includes("@^")) continue; // a peer JSR consumers bring: "the JSR package" below
       const version = alias.match(/-(\d+\.\d+\.\d+)$/)?.[1];
       const name = version === undefined ? alias : alias.slice(0, -version.length - 1);
       assert.match(
@@ -121,7 +122,59 @@ function prismaFiles(dir = "prisma"): string[] {
   );
 }
 
+/** The npm packages the published entry points' module graph imports (static or `import()`). */
+async function publishedNpmImports(): Promise<string[]> {
+  const root = new URL("../", import.meta.url);
+  const dir = await Deno.makeTempDir({ prefix: "published-graph-" });
+  try {
+    const entry = `${dir}/entries.ts`;
+    await Deno.writeTextFile(
+      entry,
+      Object.values(denoJson.exports as Record<string, string>)
+        .map((path) => `import ${JSON.stringify(new URL(path, root).href)};\n`).join(""),
+    );
+    const { code, stdout } = await new Deno.Command(Deno.execPath(), {
+      args: ["info", "--json", `--config=${new URL("deno.json", root).pathname}`, entry],
+      stdout: "piped",
+      stderr: "null",
+    }).output();
+    assert.equal(code, 0, "deno info failed");
+    const graph = JSON.parse(new TextDecoder().decode(stdout)) as {
+      modules: { dependencies?: { specifier: string }[] }[];
+    };
+    const names = graph.modules.flatMap((module) => module.dependencies ?? [])
+      .map(({ specifier }) => specifier)
+      .filter((specifier) => !/^(\.|node:|file:)/.test(specifier))
+      .map((specifier) =>
+        specifier.split("/").slice(0, specifier.startsWith("@") ? 2 : 1).join("/")
+      );
+    return [...new Set(names)].sort();
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+}
+
 describe("the JSR package", { skip: !onDeno && "deno publish runs on Deno" }, () => {
+  it("states each peer it imports as a range (the npm range's newest major), not a pin: an app's Nest 12.x is the one it uses", async () => {
+    const module = "./consumers/matrix.ts"; // computed: tests/consumers is not in the Node tree
+    const { JSR_PEERS, jsrPeerRange } = await import(module);
+    const matrix = JSON.parse(
+      readFileSync(new URL("./consumers/matrix.json", import.meta.url), "utf8"),
+    );
+    const imported = await publishedNpmImports();
+    assert.deepEqual(imported.filter((name) => name in matrix.peers), JSR_PEERS);
+    for (const name of JSR_PEERS) {
+      const range: string = jsrPeerRange(matrix, name);
+      assert.match(range, /^\^\d+\.\d+\.\d+$/, name);
+      assert.equal(denoJson.imports[name], `npm:${name}@${range}`, name);
+    }
+    assert.equal(jsrPeerRange(matrix, "@nestjs/common"), "^12.0.1");
+    // The repository's own runs still install one version each: the lock's, frozen.
+    const lock = JSON.parse(readFileSync(new URL("../deno.lock", import.meta.url), "utf8"));
+    assert.equal(denoJson.lock.frozen, true);
+    for (const name of JSR_PEERS) assert.ok(lock.specifiers[denoJson.imports[name]], name);
+  });
+
   it("holds prisma/ (the schema and every migration) and no tests, benches, scripts, demo or lock file", async () => {
     const { stderr } = await new Deno.Command(Deno.execPath(), {
       args: ["publish", "--dry-run", "--allow-dirty"],

@@ -271,6 +271,25 @@ export function peerRange(matrix: Matrix, name: string): string {
   return [...lowest.values()].sort(compareVersions).map((version) => `^${version}`).join(" || ");
 }
 
+/** The peers the JSR package's files import (its module graph; tests/package_metadata_test.ts). */
+export const JSR_PEERS: readonly string[] = [
+  "@nestjs/common",
+  "@nestjs/core",
+  "@nestjs/swagger",
+  "@opentelemetry/api",
+  "pg",
+  "rxjs",
+];
+
+/**
+ * A peer's range in the JSR package (deno.json `imports`): the newest major of `peerRange`, as
+ * Deno's npm specifiers take one caret range (no `||`, `>=` nor spaces) and `deno publish`
+ * refuses `*`.
+ */
+export function jsrPeerRange(matrix: Matrix, name: string): string {
+  return peerRange(matrix, name).split(" || ").at(-1)!;
+}
+
 /** Every peer with its derived range and whether it is optional. */
 export function peerRanges(matrix: Matrix): Record<string, { range: string; optional: boolean }> {
   const peers: Record<string, { range: string; optional: boolean }> = {};
@@ -332,6 +351,24 @@ export function renderCompatibilityDoc(matrix: Matrix): string {
         peer.optional ? "yes" : "no",
       ]),
     ),
+    "",
+    "## Deno and JSR",
+    "",
+    "The JSR package takes its npm imports from `deno.json`, where a specifier states one range:",
+    "Deno rejects `||`, `>=` and spaces in it, and `deno publish` refuses `*`. So each peer the",
+    "published files import is the newest major of its range above: " +
+    JSR_PEERS.filter((name) => name in matrix.peers)
+      .map((name) => `\`${name}\` \`${jsrPeerRange(matrix, name)}\``).join(", ") +
+    ".",
+    "Through JSR, a Deno app on Nest 12 (any 12.x from the range's floor) shares its own Nest, and",
+    "swagger, rxjs, pg and the API, with the package. A Deno app on Nest 10 or 11 would get a second",
+    "Nest (12) beside its own and fail at bootstrap (`UnknownDependenciesException`): through JSR",
+    "only Nest 12 is supported. On Nest 10 or 11, a Deno app installs the npm package instead",
+    '(`npm install @saferoute/api-kit` beside its `package.json`, `"nodeModulesDir": "manual"` in',
+    "`deno.json`), whose peer ranges above span the three majors. The repository's Deno suites",
+    "resolve the JSR ranges through the frozen `deno.lock` to the versions it locks (Nest 12.5.1).",
+    "Checked by hand, not in CI: an app on the nest12-lowest set importing the package through its",
+    "`deno.json`, and an app on Nest 11.2.10 on the npm package, each answering HTTP.",
     "",
     "## Store clients",
     "",
