@@ -23,9 +23,9 @@ export interface ErrorDefinition {
 export interface SafeExceptionOptions {
   /** Replaces the catalog message. */
   message?: string;
-  /** Replaces the catalog details. */
+  /** Replaces the catalog details; `null` sends none (`undefined` keeps the catalog's). */
   details?: unknown;
-  /** The underlying error (logged, never sent). */
+  /** The underlying error (logged with a 5xx status, never sent). */
   cause?: unknown;
   /** Catalog of the key; default the one registered with the module. */
   catalog?: ErrorCatalog;
@@ -224,7 +224,7 @@ export function catalogErrorShape(
     code: key,
     message: message ?? definition.message,
   };
-  const sent = details ?? definition.details;
-  if (sent !== undefined) shape.details = sent;
+  const sent = details === undefined ? definition.details : details;
+  if (sent !== undefined && sent !== null) shape.details = sent;
   return shape;
 }

@@ -80,6 +80,12 @@ function errorCode(exception: Bag, from: Bag): string | undefined {
   return Object.hasOwn(exception, "errorCode") ? nonEmpty(from.errorCode) : undefined;
 }
 
+/** Whether `value` is a plain object (of any realm): no class instance, no `Error`. */
+function isPlainObject(value: Bag): boolean {
+  const prototype = Object.getPrototypeOf(value);
+  return prototype === null || Object.getPrototypeOf(prototype) === null;
+}
+
 function httpExceptionShape(
   exception: Bag,
   status: number,
@@ -90,6 +96,9 @@ function httpExceptionShape(
   if (!isObject(body)) {
     return { status, code, message: nonEmpty(body) ?? nonEmpty(exception.message) };
   }
+  // A class instance as the body (a database driver's `Error`): its message (which Nest also
+  // copies to the exception's) and code are internal; the status's title and code are sent.
+  if (!isPlainObject(body)) return { status, code };
   const shape: Shape = {
     status,
     code: code ?? nonEmpty(body.code) ?? errorCode(exception, body),

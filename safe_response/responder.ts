@@ -17,6 +17,7 @@ import { isNullBodyStatus } from "./_null_body.ts";
 import { requestPath } from "./_request_target.ts";
 import type { DeprecationPlan } from "./deprecation_headers.ts";
 import { buildErrorBody, buildSuccessBody } from "./envelope.ts";
+import { isSafeException } from "./error_catalog.ts";
 import { resolveError } from "./error_resolution.ts";
 import {
   type FieldSelectionOptions,
@@ -492,6 +493,8 @@ export class Responder {
     if (resolved.unexpected) {
       const [line, stack] = describeThrown(thrown);
       this.#logError(resolved.reason ?? line, stack);
+    } else if (resolved.statusCode >= 500) {
+      this.#logCause(thrown, resolved.statusCode);
     }
     try {
       const headers = this.routeHeaders(exchange, phase.plan);
@@ -799,6 +802,19 @@ export class Responder {
     if (this.settings.suppressWarnings || plan.warned.has(key)) return;
     plan.warned.add(key);
     (this.#hooks.logger ?? CONSOLE_LOGGER).warn(message);
+  }
+
+  /** Logs the `cause` of a catalog exception sent with `status`, if any (never sent: it may be internal). */
+  #logCause(thrown: unknown, status: number): void {
+    let described: [line: string, stack: string | undefined];
+    try {
+      if (!isSafeException(thrown) || thrown.cause === undefined) return;
+      const [line, stack] = describeThrown(thrown.cause);
+      described = [`SafeException ${thrown.code} (${status}), caused by ${line}`, stack];
+    } catch {
+      return; // a hostile getter: nothing to log
+    }
+    this.#logError(...described);
   }
 
   /** Logs an error, API keys (`legacyKeyLayouts`' too) redacted from the line and the stack. */

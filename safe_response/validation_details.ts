@@ -164,6 +164,16 @@ export function attachValidationFields<T extends object>(
   return exception;
 }
 
+/** The first {@link MAX_VALIDATION_DETAILS} string messages, each cut to {@link MAX_VALIDATION_DETAIL_LENGTH}. */
+function boundedMessages(messages: readonly unknown[]): string[] {
+  const kept: string[] = [];
+  for (let index = 0; index < messages.length && kept.length < MAX_VALIDATION_DETAILS; index++) {
+    const message = messages[index];
+    if (typeof message === "string") kept.push(cut(message, MAX_VALIDATION_DETAIL_LENGTH));
+  }
+  return kept;
+}
+
 /**
  * The `details` of a validation error in `mode`: the message list, or the attached field details
  * (else one whole-body entry).
@@ -173,7 +183,7 @@ export function validationDetails(
   messages: readonly unknown[],
   mode: ValidationDetailsMode | undefined,
 ): unknown {
-  if (mode !== "fields") return messages;
+  if (mode !== "fields") return boundedMessages(messages);
   const fields = (exception as Record<symbol, unknown>)[VALIDATION_FIELDS];
   return Array.isArray(fields) ? fields : [fieldDetail("", messages)];
 }

@@ -113,6 +113,13 @@ describe("SafeException resolution", () => {
     assert.equal(resolveError(Errors.exception("EMAIL_TAKEN", { details })).details, details);
   });
 
+  it("clears the catalog's details with details: null; undefined keeps them", () => {
+    const cleared = resolveError(Errors.exception("EMAIL_TAKEN", { details: null }));
+    assert.equal("details" in cleared, false);
+    const kept = resolveError(Errors.exception("EMAIL_TAKEN", { details: undefined }));
+    assert.deepEqual(kept.details, { field: "email" });
+  });
+
   it("follows the single code order: mapper (defaultCode = key) first", () => {
     const seen: unknown[] = [];
     const resolved = resolveError(new SafeException("USER_NOT_FOUND"), {

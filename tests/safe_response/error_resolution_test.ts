@@ -171,6 +171,47 @@ describe("resolveError", () => {
   });
 });
 
+describe("resolveError with an Error as an HTTP exception's body", () => {
+  /** A database driver's error: an internal message, a foreign code, enumerable metadata. */
+  class DriverError extends Error {
+    code = "P2002";
+    meta = { target: ["email"] };
+    constructor() {
+      super("Invalid `prisma.user.create()` in /srv/app/users.service.ts:42: unique (`email`)");
+    }
+  }
+
+  it("reads no message, code or details from it: the status's title and code", () => {
+    assert.deepEqual(resolveError(new BadRequestException(new DriverError())), {
+      statusCode: 400,
+      code: "BAD_REQUEST",
+      message: "Bad Request",
+      unexpected: false,
+    });
+    assert.deepEqual(resolveError(new HttpException(new DriverError(), 409)), {
+      statusCode: 409,
+      code: "CONFLICT",
+      message: "Conflict",
+      unexpected: false,
+    });
+    // A class instance that is not an Error is read no more than one.
+    const body = Object.assign(Object.create({ message: "inherited secret" }), { code: "X1" });
+    assert.deepEqual(resolveError(httpException(body, 404)), {
+      statusCode: 404,
+      code: "NOT_FOUND",
+      message: "Not Found",
+      unexpected: false,
+    });
+  });
+
+  it("still takes the exception's own code", () => {
+    const thrown = Object.assign(new HttpException(new DriverError(), 409), {
+      code: "EMAIL_TAKEN",
+    });
+    assert.equal(resolveError(thrown).code, "EMAIL_TAKEN");
+  });
+});
+
 describe("resolveError with a non-error status", () => {
   it("treats an HTTP exception below 400 as unexpected: a generic 500", () => {
     for (const status of [101, 200, 302]) {

@@ -1201,6 +1201,22 @@ describe("Responder: catalog errors", () => {
     assert.deepEqual(taken.details, { field: "email" });
   });
 
+  it("logs the cause of a 5xx key (API keys redacted), never sending it; a 4xx's is not logged", () => {
+    const Outage = defineErrors({ DB_DOWN: { status: 503, message: "Try again later" } });
+    const { responder: r, logs } = responder({ errorCatalog: Errors });
+    const { raw, secret } = generateKey({ environment: "live" });
+    const cause = new Error(`ECONNREFUSED 10.0.0.5:5432 for ${raw}`);
+    const reply = r.error(Outage.exception("DB_DOWN", { cause }), exchange("/"));
+    assert.equal(reply.status, 503);
+    assert.equal(JSON.stringify(reply.body).includes("ECONNREFUSED"), false);
+    assert.equal(logs.errors.length, 1);
+    assert.match(logs.errors[0], /^SafeException DB_DOWN \(503\), caused by Error: ECONNREFUSED/);
+    assert.equal(logs.errors[0].includes(secret), false);
+    r.error(Outage.exception("DB_DOWN"), exchange("/"));
+    r.error(Errors.exception("USER_NOT_FOUND", { cause }), exchange("/"));
+    assert.equal(logs.errors.length, 1, "no cause, or a 4xx: nothing logged");
+  });
+
   it("answers a key in no catalog with a generic 500 and logs why", () => {
     const { responder: r, logs } = responder({ errorCatalog: Errors });
     const reply = r.error(new SafeException("GHOST_KEY"), exchange("/"));

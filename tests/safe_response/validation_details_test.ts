@@ -139,4 +139,19 @@ describe("resolveError with validationDetails", () => {
     });
     assert.deepEqual(plain.details, [{ pointer: "", messages: ["a must be a string"] }]);
   });
+
+  it(`bounds the message list too: ${MAX_VALIDATION_DETAILS} strings of ${MAX_VALIDATION_DETAIL_LENGTH} characters`, () => {
+    const many = Array.from(
+      { length: 20_000 },
+      (_, index) => `items.${index}.name must be a string`,
+    );
+    const resolved = resolveError(new BadRequestException(many));
+    assert.deepEqual(resolved.details, many.slice(0, MAX_VALIDATION_DETAILS));
+    const long = `property ${"k".repeat(60_000)} should not exist`;
+    const cut = resolveError(new BadRequestException([long, 42, "b must be a string"]));
+    assert.deepEqual(cut.details, [
+      long.slice(0, MAX_VALIDATION_DETAIL_LENGTH),
+      "b must be a string",
+    ]);
+  });
 });

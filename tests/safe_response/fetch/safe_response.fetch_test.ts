@@ -1,5 +1,6 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
+import { HttpException } from "@nestjs/common";
 import { ApiKeyError, ApiKeyStorageError, generateKey } from "../../../api_keys/mod.ts";
 import {
   defineErrors,
@@ -381,6 +382,24 @@ describe("createSafeFetch route: errors", () => {
       assert.equal(sent, status);
       assert.equal(body.error.code, code);
       assert.ok(!JSON.stringify(body).includes("hunter2"));
+    }
+  });
+
+  it("answers an HTTP exception whose body is an Error with its status's title and code only", async () => {
+    const driverError = Object.assign(new Error("unique violation in /srv/app/users.ts:42"), {
+      code: "P2002",
+    });
+    for (const problemDetails of [false, true]) {
+      const { safe } = safeWith({ problemDetails });
+      const handler = safe.route({}, () => {
+        throw new HttpException(driverError, 409);
+      });
+      const { status, body } = await read(await handler(at("/users")));
+      assert.equal(status, 409);
+      const text = JSON.stringify(body);
+      assert.ok(!text.includes("/srv/app") && !text.includes("P2002"), text);
+      const { code, message } = problemDetails ? { ...body, message: body.detail } : body.error;
+      assert.deepEqual([code, message], ["CONFLICT", "Conflict"]);
     }
   });
 

@@ -10,9 +10,11 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import {
+  BadRequestException,
   Controller,
   ForbiddenException,
   Get,
+  HttpException,
   type MiddlewareConsumer,
   Module,
   type NestModule,
@@ -51,6 +53,15 @@ const Errors = defineErrors({
   USER_NOT_FOUND: { status: 404, message: "User not found" },
   KEY_REVOKED: { status: 401, message: "Key revoked" },
 });
+const Outage = defineErrors({ DB_DOWN: { status: 503, message: "Try again later" } });
+
+/** A database driver's error: an internal message and a foreign code. */
+class DriverError extends Error {
+  code = "P2002";
+  constructor() {
+    super(`Unique constraint failed in /srv/app/users.service.ts:42 (${SECRET})`);
+  }
+}
 
 @Controller("p")
 @UseGuards(HeaderGuard)
@@ -78,6 +89,17 @@ class ProblemController {
   @ApiSafeCatalogErrors(Errors, ["USER_NOT_FOUND", "KEY_REVOKED"])
   user() {
     throw Errors.exception("USER_NOT_FOUND");
+  }
+
+  @Get("wrapped/:status")
+  wrapped(@Param("status") status: string) {
+    if (status === "400") throw new BadRequestException(new DriverError());
+    throw new HttpException(new DriverError(), Number(status));
+  }
+
+  @Get("outage")
+  outage() {
+    throw Outage.exception("DB_DOWN", { cause: new Error(`ECONNREFUSED for ${LEGACY_KEY}`) });
   }
 
   @Get("throw/:kind")
@@ -192,7 +214,34 @@ for (const adapter of ADAPTERS) {
       }
     });
 
-    it("turns any thrown value into a well-formed 500, logged once, leaking nothing", async () => {
+    it("sends an HTTP exception whose body is an Error with its status's title and code only", async () => {
+      for (const problemDetails of [false, true]) {
+        const { url, close } = await boot(appModule(problemDetails), adapter);
+        try {
+          for (
+            const [status, code, title] of [[400, "BAD_REQUEST", "Bad Request"], [
+              409,
+              "CONFLICT",
+              "Conflict",
+            ]] as const
+          ) {
+            const response = await fetch(`${url}/p/wrapped/${status}`);
+            const text = await response.text();
+            assert.equal(response.status, status);
+            for (const leak of [SECRET, "/srv/app", "P2002"]) assert.ok(!text.includes(leak), text);
+            const body = JSON.parse(text);
+            const sent = problemDetails
+              ? [body.code, body.detail, body.type]
+              : [body.error.code, body.error.message];
+            assert.deepEqual(sent, problemDetails ? [code, title, "about:blank"] : [code, title]);
+          }
+        } finally {
+          await close();
+        }
+      }
+    });
+
+    it("turns any thrown value into a well-formed 500, logged once, leaking nothing; logs a 5xx catalog error's cause", async () => {
       const logger = new CapturingLogger();
       const { url, close } = await boot(appModule(false), adapter, { logger });
       try {
@@ -214,6 +263,13 @@ for (const adapter of ADAPTERS) {
         assert.equal(legacy.status, 500);
         const logged = logger.find("error", "upstream refused [REDACTED_API_KEY]");
         assert.equal(logged.length, 1, "a legacy key is redacted from the line and its stack");
+        const outage = await fetch(`${url}/p/outage`);
+        const text = await outage.text();
+        assert.equal(outage.status, 503);
+        assert.deepEqual(JSON.parse(text).error, { code: "DB_DOWN", message: "Try again later" });
+        assert.ok(!text.includes("ECONNREFUSED"), "the cause is never sent");
+        const cause = logger.find("error", "caused by Error: ECONNREFUSED for [REDACTED_API_KEY]");
+        assert.equal(cause.length, 1);
         assert.ok(!logger.entries.some((entry) => entry.message.includes(LEGACY_KEY)));
       } finally {
         await close();

@@ -16,6 +16,10 @@ import type { SafeResponseModuleOptions } from "../../../safe_response/options.t
 import { SafeResponseModule } from "../../../safe_response/nest/safe_response.module.ts";
 import { safeValidationExceptionFactory } from "../../../safe_response/nest/safe_validation.factory.ts";
 import { applyGlobalErrors } from "../../../safe_response/openapi/mod.ts";
+import {
+  MAX_VALIDATION_DETAIL_LENGTH,
+  MAX_VALIDATION_DETAILS,
+} from "../../../safe_response/validation_details.ts";
 import { bodyValidator, documentedResponse } from "../openapi/openapi_validation.ts";
 import { ADAPTERS, boot, getJson } from "./helpers.ts";
 
@@ -34,6 +38,17 @@ class UserDto {
   address!: AddressDto;
 }
 
+class ItemDto {
+  @IsString()
+  name!: string;
+}
+
+class ItemsDto {
+  @ValidateNested({ each: true })
+  @Type(() => ItemDto)
+  items!: ItemDto[];
+}
+
 const pipe = new ValidationPipe({
   exceptionFactory: safeValidationExceptionFactory,
   expectedType: UserDto,
@@ -44,6 +59,15 @@ class UsersController {
   @Post()
   create(@Body(pipe) user: UserDto) {
     return user;
+  }
+
+  @Post("items")
+  items(
+    @Body(
+      new ValidationPipe({ expectedType: ItemsDto, forbidNonWhitelisted: true, whitelist: true }),
+    ) items: ItemsDto,
+  ) {
+    return items;
   }
 
   @Post("nest-default")
@@ -104,6 +128,26 @@ for (const adapter of ADAPTERS) {
           "address.zip must be shorter than or equal to 5 characters",
         ]);
         assert.deepEqual(ours.body.error, nests.body.error);
+      } finally {
+        await close();
+      }
+    });
+
+    it(`bounds the message list: ${MAX_VALIDATION_DETAILS} messages of at most ${MAX_VALIDATION_DETAIL_LENGTH} characters`, async () => {
+      const { url, close } = await boot(moduleWith({}), adapter);
+      try {
+        const many = await post(url, "/users/items", {
+          items: Array.from({ length: 20_000 }, () => ({})),
+        });
+        const details = (many.body.error as { details: string[] }).details;
+        assert.equal(many.status, 400);
+        assert.equal(details.length, MAX_VALIDATION_DETAILS);
+        assert.equal(details[0], "items.0.name must be a string");
+        const key = "k".repeat(60_000);
+        const long = await post(url, "/users/items", { items: [], [key]: 1 });
+        const [message] = (long.body.error as { details: string[] }).details;
+        assert.equal(long.status, 400);
+        assert.equal(message, `property ${key}`.slice(0, MAX_VALIDATION_DETAIL_LENGTH));
       } finally {
         await close();
       }
