@@ -483,10 +483,7 @@ export class Responder {
   error(thrown: unknown, exchange: HttpExchange, phase: RequestPhase = {}): Reply {
     const { settings } = this;
     const resolved = resolveError(thrown, settings);
-    if (resolved.unexpected) {
-      const [line, stack] = describeThrown(thrown);
-      this.#logError(resolved.reason ?? line, stack);
-    }
+    if (resolved.unexpected) this.logThrown(thrown, resolved.reason);
     try {
       const headers = this.routeHeaders(exchange, phase.plan);
       const requestId = this.#addRequestId(headers, exchange);
@@ -521,7 +518,7 @@ export class Responder {
       });
       return this.#reply(resolved.statusCode, headers, body, true);
     } catch (failure) {
-      this.#logError(...describeThrown(failure));
+      this.logThrown(failure);
       const body = buildErrorBody({
         statusCode: 500,
         code: "INTERNAL_SERVER_ERROR",
@@ -793,6 +790,12 @@ export class Responder {
     if (this.settings.suppressWarnings || plan.warned.has(key)) return;
     plan.warned.add(key);
     (this.#hooks.logger ?? CONSOLE_LOGGER).warn(message);
+  }
+
+  /** Logs a thrown value (its line, or `reason`, and its stack), API keys redacted. */
+  logThrown(thrown: unknown, reason?: string): void {
+    const [line, stack] = describeThrown(thrown);
+    this.#logError(reason ?? line, stack);
   }
 
   /** Logs an error, API keys (`legacyKeyLayouts`' too) redacted from the line and the stack. */
