@@ -304,6 +304,7 @@ describe("createApiKeysAdminController without ApiKeysModule", () => {
     scopes: ["projects:read"],
     tenantOf: () => "acme",
     canManage: () => true,
+    policy: () => null,
     csrf: false as const,
   };
 
@@ -318,7 +319,7 @@ describe("createApiKeysAdminController without ApiKeysModule", () => {
       const { port } = app.getHttpServer().address() as { port: number };
       const response = await fetch(`http://127.0.0.1:${port}/admin/keys`);
       assert.equal(response.status, 200);
-      assert.deepEqual((await response.json()).data, []);
+      assert.deepEqual((await response.json()).keys, []);
     } finally {
       await app.close();
       await service.close();
