@@ -11,9 +11,8 @@ import {
   Logger,
   Module,
   type Provider,
-  Scope,
 } from "@nestjs/common";
-import { ModuleRef, ModulesContainer } from "@nestjs/core";
+import { ModulesContainer } from "@nestjs/core";
 import { thresholdsProblem } from "../_input.ts";
 import { failureLine } from "../_sinks.ts";
 import { ApiKeysService } from "../service.ts";
@@ -142,18 +141,23 @@ const SINGLETON_CHECK = Symbol("API_KEYS_SINGLETON_CHECK");
  * Refuses the start when the service is not a singleton: a request-scoped provider in the
  * `inject` of `forRootAsync` makes it one per request, whose module hooks Nest skips (no
  * `ready()`, no `close()`: usage counts lost). Checked at module init, once every provider's
- * dependencies are known.
+ * dependencies are known, on the service of this import (found through the check itself: an app
+ * may import the module more than once).
  */
-function singletonCheck(moduleRef: ModuleRef): { onModuleInit(): void } {
-  return {
+function singletonCheck(modules: ModulesContainer): { onModuleInit(): void } {
+  const check = {
     onModuleInit() {
-      if (moduleRef.introspect(ApiKeysService).scope !== Scope.DEFAULT) {
+      const own = [...modules.values()].find((entry) =>
+        entry.providers.get(SINGLETON_CHECK)?.instance === check
+      );
+      if (own?.providers.get(ApiKeysService)?.isDependencyTreeStatic() === false) {
         throw new TypeError(
           "ApiKeysModule.forRootAsync: `inject` must not include request-scoped providers",
         );
       }
     },
   };
+  return check;
 }
 
 function optionalFunction<T>(value: unknown, name: string): T | null {
@@ -248,7 +252,7 @@ function buildModule(optionsProvider: Provider, imports: DynamicModule["imports"
         useFactory: (resolved: ResolvedApiKeysModule) => resolved.expiryNoticeTimer,
         inject: [RESOLVED],
       },
-      { provide: SINGLETON_CHECK, useFactory: singletonCheck, inject: [ModuleRef] },
+      { provide: SINGLETON_CHECK, useFactory: singletonCheck, inject: [ModulesContainer] },
       ApiKeysGuard,
       ApiKeysThrottlerTracker,
     ],
