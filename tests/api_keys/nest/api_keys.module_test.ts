@@ -3,6 +3,7 @@ import assert from "node:assert/strict";
 import {
   Controller,
   Get,
+  type INestApplication,
   Inject,
   Injectable,
   Logger,
@@ -57,6 +58,30 @@ class ConfigService {
 
 @Module({ providers: [ConfigService], exports: [ConfigService] })
 class ConfigModule {}
+
+@Injectable({ scope: Scope.REQUEST })
+class RequestConfig {
+  pepper() {
+    return PEPPER;
+  }
+}
+
+@Module({ providers: [RequestConfig], exports: [RequestConfig] })
+class RequestConfigModule {}
+
+/** Asserts `app.init()` refuses a request-scoped `inject` of `forRootAsync`, then closes `app`. */
+async function assertRequestScopeRefused(app: INestApplication): Promise<void> {
+  try {
+    await assert.rejects(
+      app.init(),
+      new TypeError(
+        "ApiKeysModule.forRootAsync: `inject` must not include request-scoped providers",
+      ),
+    );
+  } finally {
+    await app.close().catch(() => {});
+  }
+}
 
 async function bootFailure(options: unknown, platform: Platform): Promise<Error> {
   const module = appModule(ApiKeysModule.forRoot(options as ApiKeysModuleOptions));
@@ -114,14 +139,6 @@ for (const platform of PLATFORMS) {
     });
 
     it("forRootAsync refuses at init an `inject` naming a request-scoped provider", async () => {
-      @Injectable({ scope: Scope.REQUEST })
-      class RequestConfig {
-        pepper() {
-          return PEPPER;
-        }
-      }
-      @Module({ providers: [RequestConfig], exports: [RequestConfig] })
-      class RequestConfigModule {}
       const settings = { logger: false as const, abortOnError: false };
       for (const inject of [[RequestConfig], [REQUEST]]) {
         const module = appModule(ApiKeysModule.forRootAsync({
@@ -132,16 +149,7 @@ for (const platform of PLATFORMS) {
         const app = platform === "express"
           ? await NestFactory.create(module, settings)
           : await NestFactory.create(module, new FastifyAdapter(), settings);
-        try {
-          await assert.rejects(
-            app.init(),
-            new TypeError(
-              "ApiKeysModule.forRootAsync: `inject` must not include request-scoped providers",
-            ),
-          );
-        } finally {
-          await app.close().catch(() => {});
-        }
+        await assertRequestScopeRefused(app);
       }
     });
 
@@ -699,14 +707,6 @@ describe("ApiKeysModule and the limiter's ready() (issue 40)", () => {
 });
 
 describe("ApiKeysModule's singleton check with two imports", () => {
-  @Injectable({ scope: Scope.REQUEST })
-  class RequestConfig {
-    pepper() {
-      return PEPPER;
-    }
-  }
-  @Module({ providers: [RequestConfig], exports: [RequestConfig] })
-  class RequestConfigModule {}
   const requestScoped = () =>
     ApiKeysModule.forRootAsync({
       imports: [RequestConfigModule],
@@ -727,16 +727,7 @@ describe("ApiKeysModule's singleton check with two imports", () => {
       @Module({ imports: [root(), FeatureModule] })
       class RootModule {}
       const app = await NestFactory.create(RootModule, { logger: false, abortOnError: false });
-      try {
-        await assert.rejects(
-          app.init(),
-          new TypeError(
-            "ApiKeysModule.forRootAsync: `inject` must not include request-scoped providers",
-          ),
-        );
-      } finally {
-        await app.close().catch(() => {});
-      }
+      await assertRequestScopeRefused(app);
     });
   }
 });
