@@ -125,7 +125,8 @@ export interface ApiKeysServiceOptions {
    * stored prefixes and rejects an unknown prefix without a storage lookup (after
    * the same HMAC work) while the feed is fresh, beyond `unknownPrefixLookups`. The service subscribes on its first
    * verify or write and follows the feed until the feed is closed; closing it is
-   * the caller's. See docs/operations.md, "Fleets: the change feed".
+   * the caller's (`ApiKeysModule` closes the feed of its options when the app
+   * closes). See docs/operations.md, "Fleets: the change feed".
    */
   feed?: ApiKeyChangeFeed;
   /**

@@ -490,12 +490,8 @@ export class Responder {
   error(thrown: unknown, exchange: HttpExchange, phase: RequestPhase = {}): Reply {
     const { settings } = this;
     const resolved = resolveError(thrown, settings);
-    if (resolved.unexpected) {
-      const [line, stack] = describeThrown(thrown);
-      this.#logError(resolved.reason ?? line, stack);
-    } else if (resolved.statusCode >= 500) {
-      this.#logCause(thrown, resolved.statusCode);
-    }
+    if (resolved.unexpected) this.logThrown(thrown, resolved.reason);
+    else if (resolved.statusCode >= 500) this.#logCause(thrown, resolved.statusCode);
     try {
       const headers = this.routeHeaders(exchange, phase.plan);
       const requestId = this.#addRequestId(headers, exchange);
@@ -530,7 +526,7 @@ export class Responder {
       });
       return this.#reply(resolved.statusCode, headers, body, true);
     } catch (failure) {
-      this.#logError(...describeThrown(failure));
+      this.logThrown(failure);
       const body = buildErrorBody({
         statusCode: 500,
         code: "INTERNAL_SERVER_ERROR",
@@ -815,6 +811,12 @@ export class Responder {
       return; // a hostile getter: nothing to log
     }
     this.#logError(...described);
+  }
+
+  /** Logs a thrown value (its line, or `reason`, and its stack), API keys redacted. */
+  logThrown(thrown: unknown, reason?: string): void {
+    const [line, stack] = describeThrown(thrown);
+    this.#logError(reason ?? line, stack);
   }
 
   /** Logs an error, API keys (`legacyKeyLayouts`' too) redacted from the line and the stack. */

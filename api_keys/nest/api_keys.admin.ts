@@ -10,6 +10,7 @@ import {
   Delete,
   Get,
   Inject,
+  Optional,
   Param,
   Patch,
   Post,
@@ -114,7 +115,8 @@ function bodyOf(request: AdminHttpRequest): Uint8Array | string | null {
  * `path`. Its answers (errors in the envelope shape) are written through
  * `@Res()`, so the safe-response interceptor leaves them as they are. The
  * handler is built when Nest creates the controller: a bad option throws a
- * `TypeError` at start.
+ * `TypeError` at start, and so does a missing service (neither `options.service`
+ * nor `ApiKeysModule`).
  *
  * @example
  * ```ts
@@ -162,8 +164,14 @@ export function createApiKeysAdminController<R extends AdminHttpRequest = AdminH
   class ApiKeysAdminController {
     readonly #handle: ApiKeysAdminHandler<R>;
 
-    constructor(@Inject(ApiKeysService) injected: ApiKeysService) {
-      this.#handle = createApiKeysAdminHandler({ ...adminOptions, service: given ?? injected });
+    constructor(@Optional() @Inject(ApiKeysService) injected: ApiKeysService | undefined) {
+      const service = given ?? injected;
+      if (service === undefined) {
+        throw new TypeError(
+          "createApiKeysAdminController: no ApiKeysService (pass options.service or import ApiKeysModule)",
+        );
+      }
+      this.#handle = createApiKeysAdminHandler({ ...adminOptions, service });
     }
 
     async #serve(

@@ -11,13 +11,13 @@ import {
   Logger,
   Module,
   type Provider,
-  Scope,
 } from "@nestjs/common";
-import { ModuleRef, ModulesContainer } from "@nestjs/core";
+import { ModulesContainer } from "@nestjs/core";
 import { thresholdsProblem } from "../_input.ts";
 import { failureLine } from "../_sinks.ts";
 import { ApiKeysService } from "../service.ts";
 import type { ApiKeysServiceOptions } from "../service_options.ts";
+import type { ApiKeyChangeFeed } from "../change_feed.ts";
 import { refuseUnknownOptions } from "../_options.ts";
 import { SERVICE_OPTIONS } from "../_settings.ts";
 import type { ApiKeyStorage } from "../storage/types.ts";
@@ -129,6 +129,8 @@ class ExpiryNoticeTimer {
 /** Validated module options, split into the service, the guard's functions and the timer. */
 interface ResolvedApiKeysModule {
   service: ApiKeysService;
+  /** The `feed` option, which the module closes (after the service) when the app closes. */
+  feed: ApiKeyChangeFeed | null;
   contextWriter: ApiKeyContextWriter | null;
   clientIpResolver: ApiKeyClientIpResolver | null;
   expiryNoticeTimer: ExpiryNoticeTimer | null;
@@ -142,18 +144,23 @@ const SINGLETON_CHECK = Symbol("API_KEYS_SINGLETON_CHECK");
  * Refuses the start when the service is not a singleton: a request-scoped provider in the
  * `inject` of `forRootAsync` makes it one per request, whose module hooks Nest skips (no
  * `ready()`, no `close()`: usage counts lost). Checked at module init, once every provider's
- * dependencies are known.
+ * dependencies are known, on the service of this import (found through the check itself: an app
+ * may import the module more than once).
  */
-function singletonCheck(moduleRef: ModuleRef): { onModuleInit(): void } {
-  return {
+function singletonCheck(modules: ModulesContainer): { onModuleInit(): void } {
+  const check = {
     onModuleInit() {
-      if (moduleRef.introspect(ApiKeysService).scope !== Scope.DEFAULT) {
+      const own = [...modules.values()].find((entry) =>
+        entry.providers.get(SINGLETON_CHECK)?.instance === check
+      );
+      if (own?.providers.get(ApiKeysService)?.isDependencyTreeStatic() === false) {
         throw new TypeError(
           "ApiKeysModule.forRootAsync: `inject` must not include request-scoped providers",
         );
       }
     },
   };
+  return check;
 }
 
 function optionalFunction<T>(value: unknown, name: string): T | null {
@@ -190,6 +197,7 @@ function resolveModule(options: ApiKeysModuleOptions): ResolvedApiKeysModule {
     contextWriter: optionalFunction(contextWriter, "contextWriter"),
     clientIpResolver: optionalFunction(clientIpResolver, "clientIpResolver"),
     service,
+    feed: serviceOptions.feed ?? null,
     expiryNoticeTimer: expiryNotices === undefined
       ? null
       : new ExpiryNoticeTimer(service, validExpiryNotices(expiryNotices, serviceOptions.storage)),
@@ -248,7 +256,7 @@ function buildModule(optionsProvider: Provider, imports: DynamicModule["imports"
         useFactory: (resolved: ResolvedApiKeysModule) => resolved.expiryNoticeTimer,
         inject: [RESOLVED],
       },
-      { provide: SINGLETON_CHECK, useFactory: singletonCheck, inject: [ModuleRef] },
+      { provide: SINGLETON_CHECK, useFactory: singletonCheck, inject: [ModulesContainer] },
       ApiKeysGuard,
       ApiKeysThrottlerTracker,
     ],
@@ -282,7 +290,8 @@ function warnIfImportedAgain(module: ApiKeysModule, modules: ModulesContainer): 
  * Global module providing `ApiKeysService` and `ApiKeysGuard`; import it once (an app importing
  * it again logs a warning: each import has its own service).
  * A bad option stops the boot with a message naming it, and so does a
- * refusal of `service.ready()` at module init. Shutdown awaits `service.close()`.
+ * refusal of `service.ready()` at module init. Shutdown awaits `service.close()`,
+ * then closes the `feed` of the options (the module owns it).
  *
  * @example
  * ```ts
@@ -303,9 +312,9 @@ function warnIfImportedAgain(module: ApiKeysModule, modules: ModulesContainer): 
  */
 @Module({})
 export class ApiKeysModule {
-  /** Receives the service and the app's modules (explicit tokens: no decorator metadata needed). */
+  /** Receives the resolved options and the app's modules (explicit tokens: no decorator metadata needed). */
   constructor(
-    @Inject(ApiKeysService) private readonly service: ApiKeysService,
+    @Inject(RESOLVED) private readonly resolved: ResolvedApiKeysModule,
     @Inject(ModulesContainer) private readonly modules: ModulesContainer,
   ) {}
 
@@ -318,17 +327,22 @@ export class ApiKeysModule {
    */
   onModuleInit(): Promise<void> {
     warnIfImportedAgain(this, this.modules);
-    return this.service.ready();
+    return this.resolved.service.ready();
   }
 
   /**
    * Flushes the usage counts and writes back the credit balances held in
-   * memory (`service.close()`) once the app stopped serving.
+   * memory (`service.close()`) once the app stopped serving, then closes the
+   * `feed` of the options (even when `close()` failed).
    *
    * @ignore
    */
-  onApplicationShutdown(): Promise<void> {
-    return this.service.close();
+  async onApplicationShutdown(): Promise<void> {
+    try {
+      await this.resolved.service.close();
+    } finally {
+      await this.resolved.feed?.close();
+    }
   }
 
   /** Configures the module with static options. */

@@ -11,6 +11,7 @@ import {
   type ExceptionFilter,
   Inject,
   Injectable,
+  IntrinsicException,
 } from "@nestjs/common";
 import { HttpAdapterHost } from "@nestjs/core";
 import { type Observable, throwError } from "rxjs";
@@ -30,8 +31,11 @@ import {
  * `SafeResponseModule`). Unrecognised throws become a 500 with the generic
  * title, logged once (API keys redacted); nothing of the original (message,
  * stack, class name) reaches the client; neither does a failure of an
- * application function while the body is built (a generic 500). In non-HTTP
- * contexts the exception is passed on unchanged (as an error Observable).
+ * application function while the body is built (a generic 500). RPC and
+ * WebSocket clients get what Nest's own filters send them: an `RpcException`'s
+ * or `WsException`'s error, else `{ status: "error", message: "Internal server
+ * error" }` (logged). Other contexts get the exception back unchanged (as an
+ * error Observable), as from Nest's.
  * @example
  * ```ts
  * import { Module } from "@nestjs/common";
@@ -51,7 +55,13 @@ export class SafeResponseFilter implements ExceptionFilter {
 
   /** Sends the error response of `exception`. */
   catch(exception: unknown, host: ArgumentsHost): Observable<never> | undefined {
-    if (host.getType() !== "http") return throwError(() => exception);
+    const type = host.getType<string>();
+    if (type === "rpc") return throwError(() => this.#clientError(exception, "RpcException").body);
+    if (type === "ws") {
+      this.#emitWsError(exception, host.switchToWs());
+      return undefined;
+    }
+    if (type !== "http") return throwError(() => exception);
     const http = host.switchToHttp();
     const request = http.getRequest<RequestLike>();
     const response = http.getResponse<ResponseLike>();
@@ -82,4 +92,50 @@ export class SafeResponseFilter implements ExceptionFilter {
     }
     return undefined;
   }
+
+  /**
+   * What Nest's `BaseWsExceptionFilter` emits: the client error, with the message that caused it
+   * unless the exception's own object; on a native WebSocket as `{ event, data }` text.
+   */
+  #emitWsError(exception: unknown, ws: ReturnType<ArgumentsHost["switchToWs"]>): void {
+    const { body, own } = this.#clientError(exception, "WsException");
+    const data = own ? body : { ...body, cause: { pattern: ws.getPattern(), data: ws.getData() } };
+    const client = ws.getClient<{ emit?: unknown; send?: unknown; readyState?: unknown }>();
+    if (typeof client.readyState === "number" && typeof client.send === "function") {
+      client.send(JSON.stringify({ event: "exception", data }));
+    } else if (typeof client.emit === "function") {
+      client.emit("exception", data);
+    }
+  }
+
+  /**
+   * The error Nest's RPC and WebSocket filters send: the `getError()` of an instance of the class
+   * named `trusted` (`own` when an object), else a generic one, the exception logged.
+   */
+  #clientError(exception: unknown, trusted: string): { body: object; own: boolean } {
+    if (isInstanceNamed(exception, trusted)) {
+      const error = exception.getError();
+      return typeof error === "object" && error !== null
+        ? { body: error, own: true }
+        : { body: { status: "error", message: error }, own: false };
+    }
+    if (!(exception instanceof IntrinsicException)) this.responder.logThrown(exception);
+    return { body: { status: "error", message: "Internal server error" }, own: false };
+  }
+}
+
+/**
+ * Whether `value` is an instance of a class named `name` or of a subclass, with `getError()`:
+ * Nest's `RpcException` and `WsException`, whose packages this library does not import.
+ */
+function isInstanceNamed(value: unknown, name: string): value is { getError(): unknown } {
+  if (typeof (value as { getError?: unknown })?.getError !== "function") return false;
+  for (
+    let proto = Object.getPrototypeOf(value);
+    proto !== null;
+    proto = Object.getPrototypeOf(proto)
+  ) {
+    if ((proto.constructor as { name?: unknown } | undefined)?.name === name) return true;
+  }
+  return false;
 }

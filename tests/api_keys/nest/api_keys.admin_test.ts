@@ -7,11 +7,12 @@ import "reflect-metadata";
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { Module, UseGuards } from "@nestjs/common";
+import { NestFactory } from "@nestjs/core";
 import { ApiKeysModule } from "../../../api_keys/nest/api_keys.module.ts";
 import { ApiKeysGuard, getApiKeyContext } from "../../../api_keys/nest/api_keys.guard.ts";
 import { RequireScope } from "../../../api_keys/nest/api_keys.decorators.ts";
 import { createApiKeysAdminController } from "../../../api_keys/nest/api_keys.admin.ts";
-import type { ApiKeysService } from "../../../api_keys/service.ts";
+import { ApiKeysService } from "../../../api_keys/service.ts";
 import { createRateLimiter } from "../../../rate_limits/limiter.ts";
 import {
   boot,
@@ -296,3 +297,44 @@ for (const platform of PLATFORMS) {
     });
   });
 }
+
+describe("createApiKeysAdminController without ApiKeysModule", () => {
+  const settings = { logger: false as const, abortOnError: false };
+  const options = {
+    scopes: ["projects:read"],
+    tenantOf: () => "acme",
+    canManage: () => true,
+    policy: () => null,
+    csrf: false as const,
+  };
+
+  it("serves through the `service` option alone", async () => {
+    const service = new ApiKeysService(moduleOptions());
+    const Admin = createApiKeysAdminController({ path: "admin", service, ...options });
+    @Module({ controllers: [Admin] })
+    class AppModule {}
+    const app = await NestFactory.create(AppModule, settings);
+    try {
+      await app.listen(0, "127.0.0.1");
+      const { port } = app.getHttpServer().address() as { port: number };
+      const response = await fetch(`http://127.0.0.1:${port}/admin/keys`);
+      assert.equal(response.status, 200);
+      assert.deepEqual((await response.json()).keys, []);
+    } finally {
+      await app.close();
+      await service.close();
+    }
+  });
+
+  it("refuses to boot with neither the option nor the module, saying so", async () => {
+    const Admin = createApiKeysAdminController({ path: "admin", ...options });
+    @Module({ controllers: [Admin] })
+    class AppModule {}
+    await assert.rejects(
+      NestFactory.create(AppModule, settings),
+      new TypeError(
+        "createApiKeysAdminController: no ApiKeysService (pass options.service or import ApiKeysModule)",
+      ),
+    );
+  });
+});

@@ -3,6 +3,7 @@ import assert from "node:assert/strict";
 import {
   Controller,
   Get,
+  type INestApplication,
   Inject,
   Injectable,
   Logger,
@@ -36,6 +37,7 @@ import {
 import { ApiKeysService } from "../../../api_keys/service.ts";
 import { createMemoryRateLimitStore, createRateLimiter } from "../../../rate_limits/mod.ts";
 import { InMemoryApiKeyStorage } from "../../../api_keys/storage/in_memory.ts";
+import { InMemoryApiKeyChangeFeed } from "../../../api_keys/change_feed.ts";
 import { overrideStorage } from "../helpers.ts";
 import type { ApiKeyEvent, ApiKeyVerificationMetric } from "../../../api_keys/events.ts";
 import type { ApiKeyErrorCode } from "../../../api_keys/errors.ts";
@@ -56,6 +58,30 @@ class ConfigService {
 
 @Module({ providers: [ConfigService], exports: [ConfigService] })
 class ConfigModule {}
+
+@Injectable({ scope: Scope.REQUEST })
+class RequestConfig {
+  pepper() {
+    return PEPPER;
+  }
+}
+
+@Module({ providers: [RequestConfig], exports: [RequestConfig] })
+class RequestConfigModule {}
+
+/** Asserts `app.init()` refuses a request-scoped `inject` of `forRootAsync`, then closes `app`. */
+async function assertRequestScopeRefused(app: INestApplication): Promise<void> {
+  try {
+    await assert.rejects(
+      app.init(),
+      new TypeError(
+        "ApiKeysModule.forRootAsync: `inject` must not include request-scoped providers",
+      ),
+    );
+  } finally {
+    await app.close().catch(() => {});
+  }
+}
 
 async function bootFailure(options: unknown, platform: Platform): Promise<Error> {
   const module = appModule(ApiKeysModule.forRoot(options as ApiKeysModuleOptions));
@@ -113,14 +139,6 @@ for (const platform of PLATFORMS) {
     });
 
     it("forRootAsync refuses at init an `inject` naming a request-scoped provider", async () => {
-      @Injectable({ scope: Scope.REQUEST })
-      class RequestConfig {
-        pepper() {
-          return PEPPER;
-        }
-      }
-      @Module({ providers: [RequestConfig], exports: [RequestConfig] })
-      class RequestConfigModule {}
       const settings = { logger: false as const, abortOnError: false };
       for (const inject of [[RequestConfig], [REQUEST]]) {
         const module = appModule(ApiKeysModule.forRootAsync({
@@ -131,16 +149,7 @@ for (const platform of PLATFORMS) {
         const app = platform === "express"
           ? await NestFactory.create(module, settings)
           : await NestFactory.create(module, new FastifyAdapter(), settings);
-        try {
-          await assert.rejects(
-            app.init(),
-            new TypeError(
-              "ApiKeysModule.forRootAsync: `inject` must not include request-scoped providers",
-            ),
-          );
-        } finally {
-          await app.close().catch(() => {});
-        }
+        await assertRequestScopeRefused(app);
       }
     });
 
@@ -694,5 +703,72 @@ describe("ApiKeysModule and the limiter's ready() (issue 40)", () => {
     } finally {
       await running.close();
     }
+  });
+});
+
+describe("ApiKeysModule's singleton check with two imports", () => {
+  const requestScoped = () =>
+    ApiKeysModule.forRootAsync({
+      imports: [RequestConfigModule],
+      inject: [RequestConfig],
+      useFactory: () => moduleOptions(),
+    });
+  const singleton = () => ApiKeysModule.forRoot(moduleOptions());
+
+  for (
+    const [label, root, feature] of [
+      ["request-scoped root, singleton feature", requestScoped, singleton],
+      ["singleton root, request-scoped feature", singleton, requestScoped],
+    ] as const
+  ) {
+    it(`refuses to start: ${label}`, async () => {
+      @Module({ imports: [feature()] })
+      class FeatureModule {}
+      @Module({ imports: [root(), FeatureModule] })
+      class RootModule {}
+      const app = await NestFactory.create(RootModule, { logger: false, abortOnError: false });
+      await assertRequestScopeRefused(app);
+    });
+  }
+});
+
+describe("ApiKeysModule and the change feed of its options", () => {
+  for (const variant of ["forRoot", "forRootAsync"] as const) {
+    it(`${variant}: app.close() closes the feed, after the service`, async () => {
+      const feed = new InMemoryApiKeyChangeFeed();
+      const options = moduleOptions({ feed });
+      const closed: string[] = [];
+      const close = feed.close.bind(feed);
+      feed.close = () => {
+        closed.push("feed");
+        return close();
+      };
+      const module = appModule(
+        variant === "forRoot"
+          ? ApiKeysModule.forRoot(options)
+          : ApiKeysModule.forRootAsync({ useFactory: () => options }),
+      );
+      const running = await boot(module, "express");
+      const closeService = running.service.close.bind(running.service);
+      running.service.close = () => {
+        closed.push("service");
+        return closeService();
+      };
+      assert.equal(feed.status().healthy, true);
+      await running.close();
+      assert.deepEqual(closed, ["service", "feed"]);
+      assert.equal(feed.status().healthy, false);
+    });
+  }
+
+  it("closes the feed even when the service's close() fails", async () => {
+    const feed = new InMemoryApiKeyChangeFeed();
+    const running = await boot(
+      appModule(ApiKeysModule.forRoot(moduleOptions({ feed }))),
+      "express",
+    );
+    running.service.close = () => Promise.reject(new Error("flush failed"));
+    await running.close().catch(() => {});
+    assert.equal(feed.status().healthy, false);
   });
 });

@@ -302,10 +302,90 @@ describe("the filter and OpenAPI", () => {
 });
 
 describe("the filter outside HTTP", () => {
-  it("rethrows RPC exceptions untouched", async () => {
-    const filter = new SafeResponseFilter(new Responder(resolveSettings()), undefined as never);
-    const failure = new Error("rpc failure");
-    const host = { getType: () => "rpc" } as never;
+  /** A database error whose enumerable fields must not reach an RPC or WebSocket client. */
+  class DbError extends Error {
+    detail = "Key (email)=(alice@corp.example) already exists.";
+    connection = "postgres://app:S3cret@db.internal:5432/prod";
+  }
+  // Stand-ins of @nestjs/microservices' RpcException and @nestjs/websockets' WsException
+  // (matched by class name: the library depends on neither package).
+  class RpcException extends Error {
+    constructor(private readonly error: string | object) {
+      super(typeof error === "string" ? error : "Rpc Exception");
+    }
+    getError() {
+      return this.error;
+    }
+  }
+  class WsException extends RpcException {}
+  class OwnRpcException extends RpcException {}
+  const INTERNAL = { status: "error", message: "Internal server error" };
+
+  function filterLogging(): [SafeResponseFilter, CapturingLogger] {
+    const logger = new CapturingLogger();
+    return [
+      new SafeResponseFilter(new Responder(resolveSettings(), { logger }), undefined as never),
+      logger,
+    ];
+  }
+  const rpcHost = { getType: () => "rpc" } as never;
+  function wsHost(emitted: unknown[][], native = false) {
+    const client = native
+      ? { readyState: 1, send: (text: string) => emitted.push(["send", JSON.parse(text)]) }
+      : { emit: (...args: unknown[]) => emitted.push(args) };
+    const ws = {
+      getClient: () => client,
+      getPattern: () => "orders.create",
+      getData: () => ({ n: 1 }),
+    };
+    return { getType: () => "ws", switchToWs: () => ws } as never;
+  }
+
+  it("answers an RPC client as Nest does: an unknown error is a generic one, logged", async () => {
+    const [filter, logger] = filterLogging();
+    const failure = new DbError("duplicate key");
+    await assert.rejects(lastValueFrom(filter.catch(failure, rpcHost)!), (error) => {
+      assert.deepEqual(error, INTERNAL);
+      return true;
+    });
+    assert.equal(logger.find("error", "duplicate key").length, 1);
+  });
+
+  it("sends an RpcException's error (a string wrapped as Nest does), subclasses too", async () => {
+    const [filter, logger] = filterLogging();
+    const cases: [Error, unknown][] = [
+      [new RpcException("order not found"), { status: "error", message: "order not found" }],
+      [new OwnRpcException({ code: "E1", message: "m" }), { code: "E1", message: "m" }],
+    ];
+    for (const [thrown, expected] of cases) {
+      await assert.rejects(lastValueFrom(filter.catch(thrown, rpcHost)!), (error) => {
+        assert.deepEqual(error, expected);
+        return true;
+      });
+    }
+    assert.equal(logger.entries.length, 0);
+  });
+
+  it("emits `exception` to a WebSocket client as Nest does, with the message that caused it", () => {
+    const [filter] = filterLogging();
+    const emitted: unknown[][] = [];
+    filter.catch(new DbError("duplicate key"), wsHost(emitted));
+    filter.catch(new WsException("bad order"), wsHost(emitted));
+    filter.catch(new WsException({ code: "E1" }), wsHost(emitted));
+    filter.catch(new DbError("duplicate key"), wsHost(emitted, true));
+    const cause = { pattern: "orders.create", data: { n: 1 } };
+    assert.deepEqual(emitted, [
+      ["exception", { ...INTERNAL, cause }],
+      ["exception", { status: "error", message: "bad order", cause }],
+      ["exception", { code: "E1" }],
+      ["send", { event: "exception", data: { ...INTERNAL, cause } }],
+    ]);
+  });
+
+  it("rethrows other contexts' exceptions untouched (Nest's external filter does)", async () => {
+    const [filter] = filterLogging();
+    const failure = new Error("graphql failure");
+    const host = { getType: () => "graphql" } as never;
     await assert.rejects(lastValueFrom(filter.catch(failure, host)!), (error) => error === failure);
   });
 });
