@@ -211,6 +211,15 @@ for (const kind of await readyStores("one charge per request")) {
         }
         const after = await service.authorize(key, { cost: 0 });
         assert.equal(after.creditResult?.remaining, 98, "one credit per request");
+        // A refused authorization asking another charge keeps the request's earlier one.
+        const request = {};
+        const charged = await service.authorize(key, { request, cost: 2 });
+        await assert.rejects(service.authorize(key, { request, cost: 500 }), {
+          code: "api_key_usage_exceeded",
+        });
+        assert.equal(await service.authorize(key, { request, cost: 2 }), charged);
+        const last = await service.authorize(key, { cost: 0 });
+        assert.equal(last.creditResult?.remaining, 96, "the cost of 2 spent once");
         await service.close();
       } finally {
         await real.close();
