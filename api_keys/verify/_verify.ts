@@ -360,8 +360,9 @@ export class VerifyFlow {
 
   /**
    * Records the running authorization `answer` of `request` (with `rawKey` and `options`' charge):
-   * a matching one meanwhile waits for it (`#authorizeNow`). Refused or failed, it is taken out:
-   * the next is charged on its own. Charged, `#authorized` has replaced it.
+   * a matching one meanwhile waits for it (`#authorizeNow`). Refused or failed, it is taken out
+   * and the request's earlier charge, if any, is back: the next is charged on its own or as that
+   * one. Charged, `#authorized` has replaced it.
    */
   #pending(
     request: object,
@@ -369,12 +370,16 @@ export class VerifyFlow {
     options: AuthorizeOptions,
     answer: Promise<ApiKeyContext>,
   ): Promise<ApiKeyContext> {
+    const earlier = this.#charged.get(request);
     const entry: PendingCharge = {
       rawKey,
       cost: options.cost,
       rateLimits: options.rateLimits,
       pending: answer.catch((error) => {
-        if (this.#charged.get(request) === entry) this.#charged.delete(request);
+        if (this.#charged.get(request) !== entry) throw error;
+        if (earlier !== undefined && earlier.pending === undefined) {
+          this.#charged.set(request, earlier);
+        } else this.#charged.delete(request);
         throw error;
       }),
     };
