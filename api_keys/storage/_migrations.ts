@@ -73,6 +73,8 @@ export const MIGRATION_OF: Readonly<Record<string, readonly string[]>> = {
   api_keys_replaced_by_key_id_idx: ["0016_api_key_pages"],
   api_key_audit_tenant_id_at_idx: ["0017_api_key_audit"],
   api_key_audit_tenant_id_key_id_seq_idx: ["0017_api_key_audit"],
+  api_key_audit_tenant_id_actor_seq_idx: ["0030_api_key_audit_filters"],
+  api_key_audit_tenant_id_action_seq_idx: ["0030_api_key_audit_filters"],
   api_keys_tenant_id_pool_updated_at_idx: ["0018_api_key_tenant_pool"],
 };
 
