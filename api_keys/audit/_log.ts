@@ -279,9 +279,9 @@ export class AuditLog {
    * Counts a record of `tenantId` written by this instance; past
    * `checkpointEvery` of them or `checkpointIntervalMs`, signs a checkpoint
    * of the head and emits it (detached, one per tenant at a time). The count
-   * starts again only once a checkpoint succeeded: after a failure, the next
-   * record tries again. A chain found broken is logged each time (see
-   * `logBrokenChain`); other failures as in `#detach`.
+   * starts again once a checkpoint checked the chain (signed it, or found it
+   * broken: logged each time, see `logBrokenChain`); after another failure
+   * (as in `#detach`), the next record tries again.
    */
   appended(tenantId: string): void {
     const nowMs = this.#clock().getTime();
@@ -294,19 +294,24 @@ export class AuditLog {
     if (this.#checkpointing.has(tenantId)) return;
     this.#checkpointing.add(tenantId);
     const counted = since.count;
+    // The records counted are checked (signed, or found broken): those appended meanwhile count
+    // toward the next checkpoint. A failure to check them counts them still.
+    const checked = () => {
+      const now = this.#since.get(tenantId);
+      if (now !== undefined) {
+        Object.assign(now, { count: Math.max(0, now.count - counted), atMs: nowMs });
+      }
+    };
     this.#detach(async () => {
       try {
         const checkpoint = await this.checkpoint(tenantId);
-        // The records counted are signed; those appended meanwhile count toward the next one.
-        const now = this.#since.get(tenantId);
-        if (now !== undefined) {
-          Object.assign(now, { count: Math.max(0, now.count - counted), atMs: nowMs });
-        }
+        checked();
         if (checkpoint !== null) {
           this.#emit?.({ type: "api_key.audit_checkpoint", at: this.#clock(), checkpoint });
         }
       } catch (error) {
         if (!(error instanceof Error) || error.name !== "AuditChainError") throw error;
+        checked(); // found broken: logged again at the next checkpoint due, not at every record
         logBrokenChain(tenantId, error);
       } finally {
         this.#checkpointing.delete(tenantId);
