@@ -351,6 +351,18 @@ describe("the filter outside HTTP", () => {
     assert.equal(logger.find("error", "duplicate key").length, 1);
   });
 
+  it("logs no IntrinsicException, known by its class's name (Nest 10's @nestjs/common has no such export)", async () => {
+    const [filter, logger] = filterLogging();
+    // A class of that name: Nest 11's, or its stand-in (nothing imports the export).
+    class IntrinsicException extends Error {}
+    class Quiet extends IntrinsicException {}
+    await assert.rejects(lastValueFrom(filter.catch(new Quiet("quiet"), rpcHost)!), (error) => {
+      assert.deepEqual(error, INTERNAL);
+      return true;
+    });
+    assert.equal(logger.entries.length, 0);
+  });
+
   it("sends an RpcException's error (a string wrapped as Nest does), subclasses too", async () => {
     const [filter, logger] = filterLogging();
     const cases: [Error, unknown][] = [
