@@ -11,7 +11,6 @@ import {
   type ExceptionFilter,
   Inject,
   Injectable,
-  IntrinsicException,
 } from "@nestjs/common";
 import { HttpAdapterHost } from "@nestjs/core";
 import { type Observable, throwError } from "rxjs";
@@ -113,29 +112,38 @@ export class SafeResponseFilter implements ExceptionFilter {
    * named `trusted` (`own` when an object), else a generic one, the exception logged.
    */
   #clientError(exception: unknown, trusted: string): { body: object; own: boolean } {
-    if (isInstanceNamed(exception, trusted)) {
+    if (isInstanceNamed(exception, trusted) && hasGetError(exception)) {
       const error = exception.getError();
       return typeof error === "object" && error !== null
         ? { body: error, own: true }
         : { body: { status: "error", message: error }, own: false };
     }
-    if (!(exception instanceof IntrinsicException)) this.responder.logThrown(exception);
+    if (!isInstanceNamed(exception, "IntrinsicException")) this.responder.logThrown(exception);
     return { body: { status: "error", message: "Internal server error" }, own: false };
   }
 }
 
 /**
- * Whether `value` is an instance of a class named `name` or of a subclass, with `getError()`:
- * Nest's `RpcException` and `WsException`, whose packages this library does not import.
+ * Whether `value` is an instance of a class named `name` or of a subclass: Nest's `RpcException`
+ * and `WsException`, whose packages this library does not import, and `IntrinsicException`, which
+ * `@nestjs/common` exports from 11 only.
  */
-function isInstanceNamed(value: unknown, name: string): value is { getError(): unknown } {
-  if (typeof (value as { getError?: unknown })?.getError !== "function") return false;
-  for (
-    let proto = Object.getPrototypeOf(value);
-    proto !== null;
-    proto = Object.getPrototypeOf(proto)
-  ) {
-    if ((proto.constructor as { name?: unknown } | undefined)?.name === name) return true;
+function isInstanceNamed(value: unknown, name: string): boolean {
+  if (typeof value !== "object" || value === null) return false;
+  try {
+    for (
+      let proto = Object.getPrototypeOf(value);
+      proto !== null;
+      proto = Object.getPrototypeOf(proto)
+    ) {
+      if ((proto.constructor as { name?: unknown } | undefined)?.name === name) return true;
+    }
+  } catch {
+    // a hostile proxy: no class of Nest's
   }
   return false;
 }
+
+/** Whether `value` (an instance of a class of Nest's) has a `getError()`. */
+const hasGetError = (value: unknown): value is { getError(): unknown } =>
+  typeof (value as { getError?: unknown }).getError === "function";
