@@ -74,6 +74,11 @@ describe("ApiKeysThrottlerTracker (unit)", () => {
         /ipv6SubnetPrefix must be an integer from 0 to 128/,
       );
     }
+    assert.throws(
+      () => tracker.getTracker({ ipv6SubnetPrefx: 48 } as object),
+      /unknown option `ipv6SubnetPrefx` \(known: ipv6SubnetPrefix\)/,
+      "a misspelt prefix is not the default /64 silently",
+    );
   });
 });
 
