@@ -12,6 +12,7 @@ import { ApiKeysService } from "../service.ts";
 import { isThenable, resolveClientIp, trackedNetwork } from "../ip_allowlist.ts";
 import { apiKeyChallenge, ApiKeyError } from "../errors.ts";
 import { failureLine } from "../_sinks.ts";
+import { refuseUnknownOptions } from "../_options.ts";
 import { bugReporter, rateLimitHeaders } from "../metering/_limits.ts";
 import type { ApiKeyContext, AuthorizeOptions, Environment, RequiredScope } from "../types.ts";
 import { defaultApiKeyClientIpResolver } from "./api_keys.client_ip.ts";
@@ -353,12 +354,13 @@ export class ApiKeysThrottlerTracker {
 
   /**
    * The `getTracker` function (`ThrottlerModule` option, or what a `ThrottlerGuard`
-   * subclass's `getTracker(request)` returns). Throws a `TypeError` when
-   * `ipv6SubnetPrefix` is not an integer from 0 to 128.
+   * subclass's `getTracker(request)` returns). Throws a `TypeError` for an
+   * unknown option, or an `ipv6SubnetPrefix` not an integer from 0 to 128.
    */
   getTracker(
     options: ApiKeysThrottlerTrackerOptions = {},
   ): (request: object) => string | Promise<string> {
+    refuseUnknownOptions(options, "ApiKeysThrottlerTracker.getTracker", ["ipv6SubnetPrefix"]);
     const bits = options.ipv6SubnetPrefix ?? 64;
     if (!Number.isInteger(bits) || bits < 0 || bits > 128) {
       throw new TypeError("ipv6SubnetPrefix must be an integer from 0 to 128");
