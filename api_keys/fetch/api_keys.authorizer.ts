@@ -23,7 +23,6 @@ import type {
   RequiredScope,
 } from "../types.ts";
 import { defaultFetchClientIp, type FetchClientIpResolver } from "./api_keys.client_ip.ts";
-import { isUpgradeResponse } from "./_upgrade.ts";
 
 /**
  * What a route requires of a key (the Nest decorators `RequireScope` and
@@ -373,7 +372,8 @@ export function createApiKeyAuthorizer(
   };
   /** `response` with `fields` (a copy when its headers are immutable). */
   const withFields = (response: Response, fields: [string, string][]) => {
-    if (fields.length === 0 || isUpgradeResponse(response)) return response;
+    // A 101 (a WebSocket upgrade): the server sends it as it is, the request is closed.
+    if (fields.length === 0 || response.status === 101) return response;
     let answer = response;
     try {
       for (const [name, value] of fields) answer.headers.set(name, value);

@@ -28,7 +28,6 @@ import { resolveSettings } from "../settings.ts";
 import { optionNames, refuseUnknownOptions } from "../_options.ts";
 import { callAppFunction } from "../_app_functions.ts";
 import { callDetached } from "../../telemetry/_detached.ts";
-import { isUpgradeResponse } from "../../api_keys/fetch/_upgrade.ts";
 import {
   copyHeaders,
   FetchExchange,
@@ -329,7 +328,8 @@ export function createSafeFetch(options: SafeFetchOptions = {}): SafeFetch {
       try {
         beginPagination(exchange, phase); // a bad page, limit or cursor is a 400 before the handler
         const result = await handler(request, context, ...args as unknown as Args);
-        if (result instanceof Response && isUpgradeResponse(result)) {
+        // A 101 (Deno.upgradeWebSocket's): the server sends it as it is, the request is closed.
+        if (result instanceof Response && result.status === 101) {
           responder.written?.(101);
           return result; // the server's handshake, the request closed: nothing added
         }
