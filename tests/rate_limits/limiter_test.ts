@@ -752,6 +752,52 @@ describe("createRateLimiter", () => {
     );
   });
 
+  it("a clustered store: a check whose counters span several hash tags is a TypeError naming the fix (CROSSSLOT would pass it uncounted under open); one slot, or one subject, passes", async () => {
+    const sent: (string | undefined)[][] = [];
+    const inner = createMemoryRateLimitStore();
+    const store: RateLimitStore = {
+      clustered: true,
+      checkBatch: (checks) => (
+        sent.push(...checks.map((c) => c.counters.map((counter) => counter.slot ?? counter.subject))),
+          inner.checkBatch(checks)
+      ),
+      changeCredits: (counter, change, deadline) => inner.changeCredits!(counter, change, deadline),
+      readCredits: (counters) => inner.readCredits!(counters),
+    };
+    for (const onStoreError of ["open", "closed"] as const) {
+      const limiter = createRateLimiter({ ...quiet, store, onStoreError });
+      // A balance given a slot beside window counters keyed by the subject.
+      await assert.rejects(
+        limiter.check("key:a", [api], { credits: { initial: 5, slot: "tenant:t" } }),
+        { name: "TypeError", message: /one hash tag.*pass `slot`/ },
+      );
+      // A tenant's shared policy beside the key's, no slot.
+      await assert.rejects(
+        limiter.check("key:a", [api, burst], { subjects: ["key:a", "tenant:t"] }),
+        { name: "TypeError", message: /one hash tag/ },
+      );
+      // A predecessor's balance, no slot.
+      await assert.rejects(
+        limiter.check("key:a", [], { credits: [{ initial: 5 }, { initial: 5, subject: "key:p" }] }),
+        { name: "TypeError", message: /one hash tag/ },
+      );
+    }
+    assert.equal(sent.length, 0);
+    const limiter = createRateLimiter({ ...quiet, store });
+    await limiter.check("key:a", [api, burst], {
+      subjects: ["key:a", "tenant:t"],
+      slot: "tenant:t",
+      credits: { initial: 5, subject: "key:p" },
+    });
+    await limiter.check("key:a", [], { credits: { initial: 5, slot: "tenant:t" } });
+    await limiter.check("key:a", [api], { credits: { initial: 5 } });
+    assert.deepEqual(sent, [["tenant:t", "tenant:t", "tenant:t"], ["tenant:t"], ["key:a", "key:a"]]);
+    // The same checks on a store that is not clustered: one script may touch any key.
+    const single = createRateLimiter({ ...quiet, store: { ...store, clustered: false } });
+    await single.check("key:b", [api], { credits: { initial: 5, slot: "tenant:t" } });
+    await single.check("key:b", [api, burst], { subjects: ["key:b", "tenant:t"] });
+  });
+
   it("checkNow: with an in-process store, a check answered synchronously (throwing where check rejects); absent with a remote store", async () => {
     const limiter = createRateLimiter(quiet);
     assert.equal(typeof limiter.checkNow, "function");

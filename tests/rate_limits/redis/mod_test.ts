@@ -309,6 +309,14 @@ describe("createRedisRateLimitStore", () => {
         { name: "TypeError", message: /^createRedisRateLimitStore: clustered must be a boolean/ },
       );
     }
+    // A prefix is written before the hash tag: a brace in it would make it the tag (`rl:{}:`:
+    // every key of a check in another slot, CROSSSLOT, passed uncounted under `open`).
+    for (const prefix of ["rl:{}:", "{t}:", "a}", "rl:\n", "", 5, "x".repeat(65)]) {
+      assert.throws(
+        () => createRedisRateLimitStore({ client, prefix } as never),
+        { name: "TypeError", message: /^createRedisRateLimitStore: prefix must be/ },
+      );
+    }
     assert.equal(client.listenerCount("error"), 0);
     for (const clustered of [true, false, undefined]) {
       createRedisRateLimitStore({ client, prefix: "t:", clustered, logger: () => {} }).close();
