@@ -156,7 +156,11 @@ export interface RateLimitCredits {
   readonly subject?: string;
   /** Balance name (a policy name; default `credits`). */
   readonly name?: string;
-  /** As `RateLimitCheckOptions.slot` (a check's `slot` wins). */
+  /**
+   * The balance's slot (a check's `slot` wins). The check's window counters
+   * keep theirs (the check's subject): on a clustered store pass the check's
+   * `slot` instead, or the check is a `TypeError`.
+   */
   readonly slot?: string;
 }
 
@@ -350,6 +354,23 @@ function creditCounter(
   const own = slot ?? credits.slot; // a check's slot wins (validated by the check)
   if (own !== undefined) counter.slot = own;
   return counter;
+}
+
+/**
+ * On a clustered store (one script, one hash slot), a `TypeError` unless every
+ * counter of a check has one hash tag (its `slot`, else its subject): Redis
+ * would refuse the script (`CROSSSLOT`), and the failure policy pass it.
+ */
+function assertOneTag(counters: readonly RateLimitCounter[]): void {
+  const tag = counters[0]?.slot ?? counters[0]?.subject;
+  for (const counter of counters) {
+    if ((counter.slot ?? counter.subject) !== tag) {
+      throw new TypeError(
+        "a check on a clustered store keeps every counter under one hash tag: pass `slot` " +
+          "(e.g. the tenant) when its counters have several subjects or a balance its own slot",
+      );
+    }
+  }
 }
 
 /** Most balances one check spends. */
@@ -619,6 +640,7 @@ export function createRateLimiter(options: RateLimiterOptions = {}): RateLimiter
   const report = reporter(options, onStoreError, storeName, log(warn), taps);
   const door = createStoreDoor(store, timeoutMs, report.latency, taps);
   const inProcess = typeof store.checkNow === "function";
+  const clustered = store.clustered === true;
   /** This library's in-process store: its answers to window counters are policy results, made for the call. */
   const handOn = isWellFormed(inProcess ? store.checkNow : store.checkBatch);
   const local = onStoreError === "local" ? createMemoryRateLimitStore() : undefined;
@@ -889,6 +911,7 @@ export function createRateLimiter(options: RateLimiterOptions = {}): RateLimiter
         ? balances
         : windowCounters(subject, compiled, subjects, slot, cost, balances);
     }
+    if (clustered) assertOneTag(counters);
     const kept = checkOptions !== NO_OPTIONS &&
       (compiled === policies || (policies.length === 0 && Object.isFrozen(policies))) &&
       unchanging(checkOptions);

@@ -42,6 +42,7 @@ import { byKind, errorMessageOf, reportErrors } from "../_remote.ts";
 import { answersWellFormed } from "../_well_formed.ts";
 import { hexDigest } from "../_hex_digest.ts";
 import { assertKnownOptions, optionalBoolean } from "../_options.ts";
+import { subjectFault } from "../_checks.ts";
 import { CHANGE_SCRIPT, CHECK_SCRIPT, READ_SCRIPT, TIME_SCRIPT } from "./_script.ts";
 
 /** Arguments of a script call, as node-redis takes them. */
@@ -89,7 +90,8 @@ export interface RedisRateLimitStoreOptions {
    * Key prefix (default `rl:`); a window counter's key is
    * `<prefix>{<slot>}:<subject>:<policy>:<windowMs>:w` (the slot defaults to
    * the subject), a credit balance's `<prefix>{<subject>}:<name>:c`, or
-   * `<prefix>{<slot>}:<subject>:<name>:c` with a slot.
+   * `<prefix>{<slot>}:<subject>:<name>:c` with a slot. 0–64 characters
+   * without control characters, `{` or `}` (a brace would be the hash tag).
    */
   prefix?: string;
   /**
@@ -179,6 +181,8 @@ function numbers(reply: unknown, length?: (reply: unknown[]) => boolean): number
 }
 
 const LABEL = "createRedisRateLimitStore";
+/** Longest `prefix`. */
+const MAX_PREFIX_LENGTH = 64;
 /** The options taken; any other is a `TypeError` (a misspelt `clustered` would leave a cluster single-node). */
 const OPTIONS = Object.keys(
   { client: true, prefix: true, clustered: true, logger: true } satisfies Record<
@@ -214,6 +218,15 @@ export function createRedisRateLimitStore(
   }
   const clustered = optionalBoolean(options.clustered, "clustered", LABEL) ?? false;
   const prefix = options.prefix ?? "rl:";
+  // Written before the hash tag: a brace in it would be the tag (every key of a check elsewhere).
+  if (
+    typeof prefix !== "string" || prefix.length > MAX_PREFIX_LENGTH ||
+    (prefix !== "" && subjectFault(prefix) !== undefined)
+  ) {
+    throw new TypeError(
+      `${LABEL}: prefix must be 0-${MAX_PREFIX_LENGTH} characters without control characters, { or }`,
+    );
+  }
   const scripts = [CHECK_SCRIPT, CHANGE_SCRIPT, READ_SCRIPT, TIME_SCRIPT];
   // Redis names a script by its SHA-1.
   const hashes = new Map(scripts.map((script) => [script, hexDigest("SHA-1", script)]));

@@ -373,7 +373,7 @@ if (
       for (const node of await connected ?? []) node.destroy();
     });
 
-    it("a key's policy, its tenant's shared policy and its predecessor's balance in one slot: exact; without the slot, CROSSSLOT is the failure policy's", async () => {
+    it("a key's policy, its tenant's shared policy and its predecessor's balance in one slot: exact; without the slot, a TypeError (never CROSSSLOT passed by the failure policy)", async () => {
       const cluster = await connectCluster();
       const store = createRedisRateLimitStore({
         client: cluster as unknown as RedisScriptClient,
@@ -413,10 +413,26 @@ if (
         });
         assert.equal(after.policies[1].remaining, 40 - 35);
 
-        // Without a slot these counters span slots: Redis refuses (CROSSSLOT), closed refuses.
-        const spread = await limiter.check(keys[0], policies, { subjects: [keys[0], tenant] });
-        assert.equal(spread.unavailable, true);
-        assert.equal(spread.allowed, false);
+        // Without a slot these counters span slots (Redis would refuse the script: CROSSSLOT,
+        // then passed uncounted under open): a TypeError before anything is sent, whatever the
+        // failure policy; so is a balance given its own slot beside windows keyed by the subject.
+        const open = createRateLimiter({ store, timeoutMs: 2_000, logger: () => {} });
+        for (const l of [limiter, open]) {
+          await assert.rejects(
+            l.check(keys[0], policies, { subjects: [keys[0], tenant] }),
+            { name: "TypeError", message: /one hash tag/ },
+          );
+          await assert.rejects(
+            l.check(keys[0], policies.slice(0, 1), { credits: { initial: 35, slot: tenant } }),
+            { name: "TypeError", message: /one hash tag/ },
+          );
+        }
+        assert.equal(
+          (await limiter.readCredits([
+            { subject: predecessor, credits: { initial: 35, slot: tenant } },
+          ]))[0].remaining,
+          0,
+        );
       } finally {
         store.close();
         await cluster.close();

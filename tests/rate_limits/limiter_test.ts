@@ -758,8 +758,9 @@ describe("createRateLimiter", () => {
     const store: RateLimitStore = {
       clustered: true,
       checkBatch: (checks) => (
-        sent.push(...checks.map((c) => c.counters.map((counter) => counter.slot ?? counter.subject))),
-          inner.checkBatch(checks)
+        sent.push(
+          ...checks.map((c) => c.counters.map((counter) => counter.slot ?? counter.subject)),
+        ), inner.checkBatch(checks)
       ),
       changeCredits: (counter, change, deadline) => inner.changeCredits!(counter, change, deadline),
       readCredits: (counters) => inner.readCredits!(counters),
@@ -791,7 +792,10 @@ describe("createRateLimiter", () => {
     });
     await limiter.check("key:a", [], { credits: { initial: 5, slot: "tenant:t" } });
     await limiter.check("key:a", [api], { credits: { initial: 5 } });
-    assert.deepEqual(sent, [["tenant:t", "tenant:t", "tenant:t"], ["tenant:t"], ["key:a", "key:a"]]);
+    assert.deepEqual(sent, [["tenant:t", "tenant:t", "tenant:t"], ["tenant:t"], [
+      "key:a",
+      "key:a",
+    ]]);
     // The same checks on a store that is not clustered: one script may touch any key.
     const single = createRateLimiter({ ...quiet, store: { ...store, clustered: false } });
     await single.check("key:b", [api], { credits: { initial: 5, slot: "tenant:t" } });

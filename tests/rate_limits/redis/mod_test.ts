@@ -311,7 +311,7 @@ describe("createRedisRateLimitStore", () => {
     }
     // A prefix is written before the hash tag: a brace in it would make it the tag (`rl:{}:`:
     // every key of a check in another slot, CROSSSLOT, passed uncounted under `open`).
-    for (const prefix of ["rl:{}:", "{t}:", "a}", "rl:\n", "", 5, "x".repeat(65)]) {
+    for (const prefix of ["rl:{}:", "{t}:", "a}", "rl:\n", "\ud800", 5, "x".repeat(65)]) {
       assert.throws(
         () => createRedisRateLimitStore({ client, prefix } as never),
         { name: "TypeError", message: /^createRedisRateLimitStore: prefix must be/ },
