@@ -296,11 +296,12 @@ describe("architecture", () => {
         for (const specifier of importsOf(file)) {
           // The core's contract, plus what remote stores share: the clock offset, error reports
           // and the split by kind, the window rule's sub-bucket count, the refill parameters, the
-          // mark of answers the limiter hands on, the hex digest (a Redis script's SHA-1) and the
-          // options rule (unknown options and non-boolean flags refused).
+          // mark of answers the limiter hands on, the hex digest (a Redis script's SHA-1), the
+          // options rule (unknown options and non-boolean flags refused) and the subject rule (a
+          // Redis prefix holds no brace).
           assert.match(
             specifier,
-            /^(\.\/[\w.]+|\.\.\/(store|policy|credits|_clock|_remote|_window|_refill|_well_formed|_hex_digest|_options))\.ts$/,
+            /^(\.\/[\w.]+|\.\.\/(store|policy|credits|_clock|_remote|_window|_refill|_well_formed|_hex_digest|_options|_checks))\.ts$/,
             file,
           );
         }
