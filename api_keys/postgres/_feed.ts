@@ -192,25 +192,28 @@ function step<T>(stage: string, promise: Promise<T>, signal?: AbortSignal): Prom
   });
 }
 
+/** Destroys `client`'s socket when it exposes one (a `pg.Client`'s `connection.stream`). */
+function destroySocket(client: PostgresFeedClient): void {
+  try {
+    const { connection } = client as { connection?: { stream?: { destroy?: unknown } } };
+    const stream = connection?.stream;
+    if (typeof stream?.destroy === "function") stream.destroy();
+  } catch {
+    // A custom client: its end() alone, within its deadline.
+  }
+}
+
 /**
- * Ends `client`, whatever its `end()` does: throws, rejects, returns no promise or hangs. A
- * client that never `connected` also has its socket destroyed when it exposes one (a `pg.Client`'s
- * `connection.stream`): its `end()` waits for the peer to close it, which one that accepted the
- * connection and never answered does not do.
+ * Ends `client`, whatever its `end()` does: throws, rejects, returns no promise or hangs. Its
+ * socket, when it exposes one, is destroyed at once if it never `connected`, else once `end()`
+ * fails or misses its deadline: a `pg.Client`'s `end()` waits for the peer to close the socket,
+ * which a peer that never answered, or went silent, does not do.
  */
 async function endQuietly(client: PostgresFeedClient, connected: boolean): Promise<void> {
   // end() is called at once (a throw rejects), so the socket is destroyed after it.
   const ending = step("end", new Promise((resolve) => resolve(client.end())));
-  if (!connected) {
-    try {
-      const { connection } = client as { connection?: { stream?: { destroy?: unknown } } };
-      const stream = connection?.stream;
-      if (typeof stream?.destroy === "function") stream.destroy();
-    } catch {
-      // A custom client: its end() alone, within its deadline.
-    }
-  }
-  await ending.catch(() => {});
+  if (!connected) destroySocket(client);
+  await ending.catch(() => destroySocket(client));
 }
 
 /** Reconnection delay after `failures` failed attempts: exponential, with jitter. */

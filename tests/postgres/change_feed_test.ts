@@ -37,6 +37,8 @@ import { closedPort, TcpProxy } from "./tcp_proxy.ts";
 
 const url = Deno.env.get("DATABASE_URL");
 const POLL_MS = 50;
+/** The feed's deadline of `end()` (its `TIMEOUT_MS`). */
+const END_DEADLINE_MS = 5_000;
 const PEPPERS = { 1: "change-feed-suite-pepper-0123456789abcdef" };
 
 /** Why the feed suite cannot run, or undefined. */
@@ -595,6 +597,39 @@ if (databaseReady("change feed on PostgreSQL", unavailable)) {
             // closed by the feed
           }
         }
+      }
+    });
+
+    it("close() on a connected, idle feed whose peer went silent (a stalled proxy) destroys its socket within the end deadline", async () => {
+      const target = new URL(url!);
+      const proxy = new TcpProxy(target.hostname, Number(target.port || 5432));
+      const proxied = new URL(url!);
+      proxied.port = String(proxy.start());
+      const clients: pg.Client[] = [];
+      try {
+        // A long pollMs keeps the client idle, so its end() sends Terminate and waits for the peer.
+        const { feed } = await startFeed({
+          pollMs: 60_000,
+          client: () => {
+            const client = new pg.Client({ connectionString: proxied.href });
+            clients.push(client);
+            return client;
+          },
+        });
+        await waitFor(() => feed.status().noticesArrive !== null, "the probe's verdict");
+        await sleep(300); // the read and prune the probe's notice woke
+        assert.equal(clients.length, 1);
+        const { stream } =
+          (clients[0] as unknown as { connection: { stream: { destroyed: boolean } } })
+            .connection;
+        proxy.stall();
+        const started = performance.now();
+        await feed.close();
+        const took = performance.now() - started;
+        assert.ok(took < END_DEADLINE_MS + 1_000, `close() took ${took.toFixed(0)} ms`);
+        assert.equal(stream.destroyed, true, "the socket of the feed's connection is destroyed");
+      } finally {
+        proxy.stop();
       }
     });
 

@@ -3,7 +3,8 @@
  * unreachable for one client without touching the server other suites use.
  * With `dropNotifications`, it removes every NotificationResponse message the
  * server sends: `LISTEN` succeeds and no notice arrives, as behind a pooler in
- * transaction mode.
+ * transaction mode. `stall()` blackholes it: no byte goes through either way
+ * and every socket stays open, as when the network drops a peer's packets.
  *
  * @module
  */
@@ -15,6 +16,8 @@ export class TcpProxy {
   #listener: Deno.Listener | undefined;
   readonly #conns = new Set<Deno.Conn>();
   readonly #dropNotifications: boolean;
+  /** Set while stalled: each pipe holds its chunk until `stop()` resolves it. */
+  #stalled: { held: Promise<void>; release: () => void } | undefined;
 
   constructor(host: string, targetPort: number, options: { dropNotifications?: boolean } = {}) {
     this.#host = host;
@@ -30,8 +33,18 @@ export class TcpProxy {
     return (listener.addr as Deno.NetAddr).port;
   }
 
-  /** Stops listening and cuts every forwarded connection. */
+  /** Stops forwarding bytes both ways; sockets stay open until `stop()`. */
+  stall(): void {
+    if (this.#stalled) return;
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => release = resolve);
+    this.#stalled = { held, release };
+  }
+
+  /** Stops listening and cuts every forwarded connection (ending a stall). */
   stop(): void {
+    this.#stalled?.release();
+    this.#stalled = undefined;
     try {
       this.#listener?.close();
     } catch {
@@ -67,9 +80,16 @@ export class TcpProxy {
   }
 
   #pipe(from: Deno.Conn, to: Deno.Conn, dropNotifications = false): void {
-    const readable = dropNotifications
-      ? from.readable.pipeThrough(withoutNotifications())
-      : from.readable;
+    const gated = from.readable.pipeThrough(
+      new TransformStream<Uint8Array, Uint8Array>({
+        transform: async (chunk, controller) => {
+          // A stalled chunk is dropped: the connection is cut by then.
+          if (this.#stalled) return await this.#stalled.held;
+          controller.enqueue(chunk);
+        },
+      }),
+    );
+    const readable = dropNotifications ? gated.pipeThrough(withoutNotifications()) : gated;
     readable.pipeTo(to.writable).catch(() => {}).finally(() => {
       this.#close(from);
       this.#close(to);
