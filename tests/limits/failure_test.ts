@@ -154,4 +154,47 @@ for (const kind of await readyStores("rate-limit failure policy")) {
       });
     }
   });
+
+  if (kind !== "postgres") continue;
+  it("postgres: a pool whose open connections all go silent (sockets open, nothing answered) counts again within seconds: each statement gives up its connection past its deadline", async () => {
+    const target = new URL(DATABASE_URL!);
+    const proxy = new TcpProxy(target.hostname, Number(target.port));
+    target.port = String(proxy.start());
+    // A pool of 10 shared with the application: a burst leaves 10 idle connections.
+    const { store, close } = await openStore(kind, target.href, 10);
+    const limiter = createRateLimiter({
+      store,
+      onStoreError: "closed",
+      timeoutMs: 300,
+      logger: () => {},
+    });
+    const policy = [{ name: "api", limit: 1_000_000, windowMs: 60_000 }];
+    const subject = freshSubject("silent");
+    try {
+      await Promise.all(
+        Array.from(
+          { length: 10 },
+          () => checkOnce(store, [{ kind: "window", subject, ...policy[0], cost: 0 }]),
+        ),
+      );
+      assert.equal((await limiter.check(subject, policy)).outcome, "store");
+      proxy.silenceOpen();
+      const start = performance.now();
+      let recovered = -1;
+      while (performance.now() - start < 15_000) {
+        const result = await limiter.check(subject, policy);
+        if (result.outcome === "store") {
+          recovered = performance.now() - start;
+          break;
+        }
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      console.log(`postgres silent connections: counting again after ${recovered.toFixed(0)} ms`);
+      assert.ok(recovered >= 0, "never counted again with its connections silent");
+      assert.ok(recovered < 12_000, `${recovered} ms`);
+    } finally {
+      proxy.stop();
+      await close().catch(() => {});
+    }
+  });
 }

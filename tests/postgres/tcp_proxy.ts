@@ -4,7 +4,8 @@
  * With `dropNotifications`, it removes every NotificationResponse message the
  * server sends: `LISTEN` succeeds and no notice arrives, as behind a pooler in
  * transaction mode. `stall()` blackholes it: no byte goes through either way
- * and every socket stays open, as when the network drops a peer's packets.
+ * and every socket stays open, as when the network drops a peer's packets;
+ * `silenceOpen()` does it to the connections open now only.
  *
  * @module
  */
@@ -18,6 +19,8 @@ export class TcpProxy {
   readonly #dropNotifications: boolean;
   /** Set while stalled: each pipe holds its chunk until `stop()` resolves it. */
   #stalled: { held: Promise<void>; release: () => void } | undefined;
+  /** Connections whose bytes are dropped (`silenceOpen`). */
+  readonly #silent = new WeakSet<Deno.Conn>();
 
   constructor(host: string, targetPort: number, options: { dropNotifications?: boolean } = {}) {
     this.#host = host;
@@ -39,6 +42,14 @@ export class TcpProxy {
     let release!: () => void;
     const held = new Promise<void>((resolve) => release = resolve);
     this.#stalled = { held, release };
+  }
+
+  /**
+   * The connections open now go silent for good (their bytes dropped both ways, their sockets
+   * open, as behind a failover that kept them); new ones are forwarded.
+   */
+  silenceOpen(): void {
+    for (const conn of this.#conns) this.#silent.add(conn);
   }
 
   /** Stops listening and cuts every forwarded connection (ending a stall). */
@@ -85,6 +96,7 @@ export class TcpProxy {
         transform: async (chunk, controller) => {
           // A stalled chunk is dropped: the connection is cut by then.
           if (this.#stalled) return await this.#stalled.held;
+          if (this.#silent.has(from)) return;
           controller.enqueue(chunk);
         },
       }),
