@@ -58,17 +58,22 @@ import { assertKnownOptions, optionalBoolean } from "../_options.ts";
 
 /** A named (prepared) statement, as `pg`'s `query` takes it. */
 export interface PostgresNamedQuery {
-  /** The statement's name: prepared once per connection, then only bound and run. */
-  name: string;
+  /** The statement's name (with `preparedStatements`): prepared once per connection, then only bound and run. */
+  name?: string;
   /** Its SQL. */
   text: string;
   /** Its parameters. */
-  values: unknown[];
+  values?: unknown[];
+  /**
+   * Ms after which `pg` gives the statement's connection up (its deadline, then 2 s; none for
+   * `deleteExpired`): `pg.Pool` drops it and opens another.
+   */
+  query_timeout?: number;
 }
 
 /** What the store needs of `pg`: a `pg.Pool` or `pg.Client` has it (with `on`, the store listens for its errors). */
 export interface PostgresQueryable {
-  /** Runs one statement: SQL and parameters, or (with `preparedStatements`) a named statement. */
+  /** Runs one statement, given as an object (with `preparedStatements`, a named one). */
   query(
     text: string | PostgresNamedQuery,
     values?: unknown[],
@@ -220,6 +225,15 @@ const READ_SQL = "SELECT balance::float8 AS balance, reset_ms::float8 AS reset_m
 const TIME_SQL = "SELECT floor(extract(epoch FROM clock_timestamp()) * 1000)::float8 AS now_ms";
 const DELETE_SQL = "WITH d AS (DELETE FROM rate_limit_buckets WHERE expires_at < now()" +
   " RETURNING 1) SELECT count(*)::int AS n FROM d";
+/**
+ * Ms past a statement's deadline after which `pg` gives its connection up (`query_timeout`: the
+ * pool drops it and opens another), as the limiter's door lets go of a call: connections that
+ * went silent with their sockets open (a failover behind a virtual IP, a dropped route) would
+ * otherwise hold the door's calls until the kernel gives up on them.
+ */
+const GIVE_UP_MS = 2_000;
+/** A statement's deadline when it has none of its own: the longest a limiter waits (`timeoutMs`). */
+const LONGEST_WAIT_MS = 60_000;
 /** The functions each migration adds, by migration (what `ready()` looks for). */
 const MIGRATIONS: [string, string[]][] = [
   ["0009_credit_balances", ["credit_change", "credit_lock", "credit_refill", "credit_period"]],
@@ -394,12 +408,28 @@ export function createPostgresRateLimitStore(
   /** Whether `ready()` reported the migrations of `UPGRADES` missing (once per store). */
   let upgradesReported = false;
   const windowsOnly = windowStatements(durable);
-  /** Sends one statement (named `name` with `preparedStatements`); a throw of the pool is a rejection. */
-  const send = (text: string, values?: unknown[], name?: string) => {
+  /**
+   * Sends one statement (named `name`) due by `deadline` (local ms; default the longest a
+   * limiter waits, `Infinity` for none): `pg` gives its connection up `GIVE_UP_MS` after it (a
+   * silent peer's connection never answers; the pool opens another). Without
+   * `preparedStatements`, SQL text and values only. A throw of the pool is a rejection.
+   */
+  const send = (
+    text: string,
+    values?: unknown[],
+    name?: string,
+    deadline = Date.now() + LONGEST_WAIT_MS,
+  ) => {
+    const giveUp = Number.isFinite(deadline)
+      ? Math.max(deadline - Date.now(), 0) + GIVE_UP_MS
+      : undefined;
     try {
-      return prepared && name !== undefined && values !== undefined
-        ? pool.query({ name, text, values })
-        : pool.query(text, values);
+      if (!prepared) return pool.query(text, values); // SQL text only: the pool's own timeout
+      return pool.query(
+        name !== undefined && values !== undefined
+          ? { name, text, values, query_timeout: giveUp }
+          : { text, values, query_timeout: giveUp },
+      );
     } catch (error) {
       return Promise.reject(error);
     }
@@ -414,11 +444,11 @@ export function createPostgresRateLimitStore(
    * Runs one statement and resolves to its rows (see `rowsOf`). No wait of its
    * own: the limiter's door bounds every call.
    */
-  const run = (text: string, values?: unknown[], name?: string) =>
-    send(text, values, name).then(rowsOf);
+  const run = (text: string, values?: unknown[], name?: string, deadline?: number) =>
+    send(text, values, name, deadline).then(rowsOf);
   /** `deadline` (local ms) on the database's clock, reading that clock first when no round trip was seen. */
   const onServer = async (deadline: number) => {
-    if (!clock.known) await run(TIME_SQL, []);
+    if (!clock.known) await run(TIME_SQL, [], undefined, deadline);
     return clock.toServer(deadline) ?? -1;
   };
 
@@ -451,9 +481,9 @@ export function createPostgresRateLimitStore(
     if (n === 1) {
       const [c] = windows;
       const values = [at, c.subject, c.name, c.windowMs, c.limit, c.cost];
-      return send(windowsOnly.checkOne.text, values, windowsOnly.checkOne.name).then((result) =>
-        checkAnswer(rowsOf(result), 1)
-      );
+      return send(windowsOnly.checkOne.text, values, windowsOnly.checkOne.name, deadline).then((
+        result,
+      ) => checkAnswer(rowsOf(result), 1));
     }
     const [subjects, names, windowMs, limits, costs] = [[], [], [], [], []] as unknown[][];
     for (const c of windows) {
@@ -464,7 +494,7 @@ export function createPostgresRateLimitStore(
       costs.push(c.cost);
     }
     const values = [at, subjects, names, windowMs, limits, costs];
-    return send(windowsOnly.check.text, values, windowsOnly.check.name).then((result) =>
+    return send(windowsOnly.check.text, values, windowsOnly.check.name, deadline).then((result) =>
       checkAnswer(rowsOf(result), n)
     );
   };
@@ -485,7 +515,7 @@ export function createPostgresRateLimitStore(
       const [amount, every, day] = refillParams(c.refill);
       const values: unknown[] = [at, w.subject, w.name, w.windowMs, w.limit, w.cost];
       values.push(c.subject, c.name, c.initial, c.initialAt ?? null, amount, every, day, c.cost);
-      return send(CREDIT_CHECK_ONE.text, values, CREDIT_CHECK_ONE.name).then((result) =>
+      return send(CREDIT_CHECK_ONE.text, values, CREDIT_CHECK_ONE.name, deadline).then((result) =>
         checkAnswer(rowsOf(result), 2)
       );
     }
@@ -505,7 +535,7 @@ export function createPostgresRateLimitStore(
       ...[0, 1, 2].map((i) => refills.map((r) => r[i])),
       credits.map((c) => c.cost),
     ];
-    return send(CREDIT_CHECK.text, values, CREDIT_CHECK.name).then((result) => {
+    return send(CREDIT_CHECK.text, values, CREDIT_CHECK.name, deadline).then((result) => {
       const { results: [answers] } = checkAnswer(rowsOf(result), n);
       return { results: [answers && inOrder(answers)] };
     });
@@ -552,6 +582,7 @@ export function createPostgresRateLimitStore(
         credits.map((c) => c.cost),
       ],
       batch.name,
+      Math.max(...checks.map((check) => check.deadline)),
     );
     let at = 0;
     const results = split.map((kinds, q) => {
@@ -594,16 +625,21 @@ export function createPostgresRateLimitStore(
     async changeCredits(counter: CreditCounter, change, deadline) {
       const valid = compileCreditChange(change);
       const anchor = "anchor" in valid;
-      const [row] = await run(anchor ? ANCHOR_SQL : CHANGE_SQL, [
-        await onServer(deadline),
-        counter.subject,
-        counter.name,
-        counter.initial,
-        counter.initialAt ?? null,
-        ...refillParams(counter.refill),
-        "set" in valid ? valid.set : null,
-        "add" in valid ? valid.add : anchor ? 0 : null,
-      ]).catch((error) => {
+      const [row] = await run(
+        anchor ? ANCHOR_SQL : CHANGE_SQL,
+        [
+          await onServer(deadline),
+          counter.subject,
+          counter.name,
+          counter.initial,
+          counter.initialAt ?? null,
+          ...refillParams(counter.refill),
+          "set" in valid ? valid.set : null,
+          "add" in valid ? valid.add : anchor ? 0 : null,
+        ],
+        undefined,
+        deadline,
+      ).catch((error) => {
         // No credit_change_before taking p_anchor (undefined_function): the migration is missing.
         if (!anchor || (error as { code?: unknown })?.code !== "42883") throw error;
         throw new TypeError(
@@ -635,7 +671,7 @@ export function createPostgresRateLimitStore(
       );
     },
     async deleteExpired() {
-      const [row] = await run(DELETE_SQL);
+      const [row] = await run(DELETE_SQL, undefined, undefined, Infinity); // the caller's wait
       return Number(row?.n ?? 0);
     },
     async ready(warn = options.logger ?? console.warn) {

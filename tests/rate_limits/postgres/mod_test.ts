@@ -30,6 +30,34 @@ function fakePool(answer: (text: string, values?: unknown[]) => Record<string, u
 
 // The SQL runs on real PostgreSQL in tests/limits/stores_test.ts; here, what the store sends.
 describe("createPostgresRateLimitStore", () => {
+  it("gives each statement's connection up 2 s past its deadline (query_timeout); one without a deadline past the longest limiter wait, deleteExpired never", async () => {
+    const timeouts: (number | undefined)[] = [];
+    const { pool } = fakePool(() => [{ allowed: true, remaining: 4, reset_ms: 900, now_ms: 0 }]);
+    const query = pool.query;
+    pool.query = (statement, values) => {
+      timeouts.push(typeof statement === "string" ? NaN : statement.query_timeout);
+      return query(statement, values);
+    };
+    const store = createPostgresRateLimitStore({ pool });
+    await store.checkBatch([{ counters: [a], deadline: Date.now() + 500 }]);
+    // The clock's statement and the check, both due by the check's deadline.
+    assert.equal(timeouts.length, 2);
+    for (const t of timeouts) assert.ok(t! > 2_000 && t! <= 2_500, String(t));
+    timeouts.length = 0;
+    await store.readCredits([credit]);
+    assert.ok(timeouts[0]! > 61_900 && timeouts[0]! <= 62_000, String(timeouts[0]));
+    timeouts.length = 0;
+    await store.checkBatch([{ counters: [a], deadline: Date.now() - 10_000 }]);
+    assert.equal(timeouts[0], 2_000, "a deadline passed: 2 s");
+    timeouts.length = 0;
+    pool.query = (statement, values) => {
+      timeouts.push(typeof statement === "string" ? NaN : statement.query_timeout);
+      return Promise.resolve({ rows: [{ n: 0 }] });
+    };
+    await store.deleteExpired();
+    assert.deepEqual(timeouts, [undefined]);
+  });
+
   it("reads the database's clock once, then sends ONE statement per batch with every check's counters and deadline", async () => {
     const now = Date.now() + SERVER_AHEAD;
     const { pool, sent } = fakePool(() => [
