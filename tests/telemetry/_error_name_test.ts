@@ -39,6 +39,29 @@ describe("errorMessageOf", () => {
   });
 });
 
+describe("errorMessageOf: credentials", () => {
+  it("hides a URL's user and password (a connection string pg cannot parse is quoted in its message), also when the message is cut inside them", () => {
+    const url = "postgresql://app:s3cretPW@db.internal:99999/app";
+    assert.equal(
+      errorMessageOf(new TypeError(`Invalid URL: '${url}' with base 'postgres://base'`)),
+      "Invalid URL: 'postgresql://***@db.internal:99999/app' with base 'postgres://base'",
+    );
+    assert.equal(
+      errorMessageOf(`redis://:pw@h:1 and rediss://u:p@h2`),
+      "redis://***@h:1 and rediss://***@h2",
+    );
+    const cut = errorMessageOf(new Error(`${"x".repeat(180)} postgresql://app:s3cretPW@db/app`));
+    assert.ok(!cut.includes("s3cret"), cut);
+    assert.ok(cut.length <= 200);
+    // A URL without credentials, and text that only looks like one, unchanged.
+    assert.equal(
+      errorMessageOf(new Error("GET https://example.com/a@b")),
+      "GET https://example.com/a@b",
+    );
+    assert.equal(errorMessageOf(new Error("user@example.com")), "user@example.com");
+  });
+});
+
 describe("isBug", () => {
   it("a TypeError, RangeError, ReferenceError or SyntaxError (subclasses too) is a bug; any other value, or one that cannot be read, is not; never throws", () => {
     class StoreFault extends TypeError {}
