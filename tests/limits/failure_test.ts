@@ -7,7 +7,9 @@
  */
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
+import pg from "pg";
 import { TcpProxy } from "../postgres/tcp_proxy.ts";
+import { createPostgresRateLimitStore } from "../../rate_limits/postgres/mod.ts";
 import { createRateLimiter, type RateLimiterMetric } from "../../rate_limits/limiter.ts";
 import { createThrottlerStorage } from "../../rate_limits/throttler.ts";
 import {
@@ -198,3 +200,24 @@ for (const kind of await readyStores("rate-limit failure policy")) {
     }
   });
 }
+
+describe("a store's error in messages and lines", () => {
+  it("a connection string pg cannot parse (a bug: the check rejects) never puts its password in the error or the log", async () => {
+    const pool = new pg.Pool({
+      connectionString: "postgresql://app:s3cretPW@db.internal:99999/app",
+    });
+    const lines: string[] = [];
+    const limiter = createRateLimiter({
+      store: createPostgresRateLimitStore({ pool, logger: (line) => lines.push(line) }),
+      logger: (line) => lines.push(line),
+    });
+    const error = await limiter.check("k", [{ name: "api", limit: 1, windowMs: 1_000 }]).then(
+      () => assert.fail("a bug never passes"),
+      (e: Error) => e,
+    );
+    assert.equal(error.name, "TypeError");
+    assert.match(error.message, /postgresql:\/\/\*\*\*@db\.internal/);
+    for (const text of [error.message, ...lines]) assert.ok(!text.includes("s3cretPW"), text);
+    await pool.end();
+  });
+});
