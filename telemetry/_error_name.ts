@@ -31,9 +31,10 @@ export const MESSAGE_MAX = 200;
 
 /**
  * The message of a thrown value: its `message`, else its `code` (a system
- * error's `ECONNREFUSED`), else the value as text, at most `MESSAGE_MAX`
- * characters; `"unknown"` when it cannot be read (a revoked `Proxy`, a throwing
- * getter). Never throws.
+ * error's `ECONNREFUSED`), else the value as text, a URL's user and password
+ * hidden (`postgresql://***@db`), at most `MESSAGE_MAX` characters;
+ * `"unknown"` when it cannot be read (a revoked `Proxy`, a throwing getter).
+ * Never throws.
  *
  * @example
  * ```ts
@@ -45,11 +46,16 @@ export const MESSAGE_MAX = 200;
 export function errorMessageOf(error: unknown): string {
   try {
     const e = error as { message?: unknown; code?: unknown } | null | undefined;
-    return String(e?.message || e?.code || error).slice(0, MESSAGE_MAX);
+    // Cut after hiding: a cut inside a URL's credentials would leave them unmatched.
+    return String(e?.message || e?.code || error).slice(0, 4 * MESSAGE_MAX)
+      .replace(CREDENTIALS, "$1***@").slice(0, MESSAGE_MAX);
   } catch {
     return "unknown";
   }
 }
+
+/** A URL's scheme and its `user:password@` (a driver quotes a connection string it cannot parse). */
+const CREDENTIALS = /\b([a-z][a-z0-9+.-]{0,31}:\/\/)[^\s/?#@'"]*@/gi;
 
 /**
  * Whether `error` is a programming error (a `TypeError`, `RangeError`,
