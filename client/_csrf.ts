@@ -14,10 +14,52 @@ export const CSRF_HEADER: readonly [string, string] = ["X-Requested-With", "api-
 export const CSRF_METHODS: ReadonlySet<string> = new Set(["POST", "PATCH", "DELETE"]);
 
 const HEADER_NAME = /^[A-Za-z0-9-]{1,64}$/;
+/** Printable ASCII, spaces inside only: a value every client sends as written. */
+const HEADER_VALUE = /^[!-~](?:[ -~]*[!-~])?$/;
+
+/**
+ * Names no CSRF header may have (Fetch standard): the CORS-safelisted ones,
+ * which a cross-site page sends without a preflight, then the forbidden ones,
+ * which a page cannot set (the method overrides included; `proxy-` and `sec-`
+ * names are refused by prefix).
+ */
+const REFUSED_NAMES: readonly string[] = [
+  "accept",
+  "accept-language",
+  "content-language",
+  "content-type",
+  "range",
+  "accept-charset",
+  "accept-encoding",
+  "access-control-request-headers",
+  "access-control-request-method",
+  "connection",
+  "content-length",
+  "cookie",
+  "cookie2",
+  "date",
+  "dnt",
+  "expect",
+  "host",
+  "keep-alive",
+  "origin",
+  "referer",
+  "set-cookie",
+  "te",
+  "trailer",
+  "transfer-encoding",
+  "upgrade",
+  "via",
+  "x-http-method",
+  "x-http-method-override",
+  "x-method-override",
+];
 
 /**
  * The `csrf` option read: the header (lower case) and value required, or
- * `null` with `false` (the check off). A bad option throws a `TypeError`.
+ * `null` with `false` (the check off). A bad option throws a `TypeError`: a
+ * name a cross-site page sends without a preflight or a page cannot set
+ * (`REFUSED_NAMES`), or a value not printable ASCII.
  *
  * @example
  * ```ts
@@ -32,8 +74,15 @@ export function csrfOf(
   if (value === false) return null;
   const header = value?.header ?? CSRF_HEADER[0];
   const expected = value?.value ?? CSRF_HEADER[1];
-  if (typeof header !== "string" || !HEADER_NAME.test(header) || typeof expected !== "string") {
-    throw new TypeError("options.csrf must be false or { header, value } with a header name");
+  const name = typeof header === "string" ? header.toLowerCase() : "";
+  if (
+    !HEADER_NAME.test(name) || REFUSED_NAMES.includes(name) || /^(?:proxy|sec)-/.test(name) ||
+    typeof expected !== "string" || !HEADER_VALUE.test(expected)
+  ) {
+    throw new TypeError(
+      "options.csrf must be false or { header, value }: a custom header name (not CORS-safelisted " +
+        "nor forbidden) and a printable ASCII value",
+    );
   }
-  return { header: header.toLowerCase(), value: expected };
+  return { header: name, value: expected };
 }

@@ -48,9 +48,10 @@ function instant(year: number, month: number, day: number, text: string, time: n
 
 /**
  * The instant of an HTTP-date (RFC 9110 section 5.6.7, case-sensitive, GMT): IMF-fixdate
- * (`Sun, 06 Nov 1994 08:49:37 GMT`), or the obsolete rfc850 (`Sunday, 06-Nov-94 08:49:37 GMT`,
- * its two-digit year within 50 years of `now`'s) and asctime (`Sun Nov  6 08:49:37 1994`) forms;
- * `NaN` for any other text. Fixed positions: linear, no regular expression.
+ * (`Sun, 06 Nov 1994 08:49:37 GMT`), or the obsolete rfc850 (`Sunday, 06-Nov-94 08:49:37 GMT`:
+ * a two-digit year that would put the date more than 50 years after `now` is the past century's)
+ * and asctime (`Sun Nov  6 08:49:37 1994`) forms; `NaN` for any other text. Fixed positions:
+ * linear, no regular expression.
  *
  * @example
  * ```ts
@@ -71,9 +72,15 @@ export function httpDateMs(text: string, now: number): number {
     const date = text.slice(comma + 1); // " 06-Nov-94 08:49:37 GMT"
     if (date.length !== 23 || date[0] !== " " || date[3] !== "-" || date[7] !== "-") return NaN;
     if (date[10] !== " " || !date.endsWith(" GMT")) return NaN;
-    const base = new Date(now).getUTCFullYear() - 49;
+    // The year of those two digits from 49 years back to 50 ahead, then a century back if that
+    // instant is more than 50 years after `now` (RFC 9110: the most recent past year then).
+    const nowYear = new Date(now).getUTCFullYear();
+    const base = nowYear - 49;
     const year = base + (((digitsAt(date, 8, 2) - base) % 100) + 100) % 100;
-    return instant(year, MONTHS.indexOf(date.slice(4, 7)), digitsAt(date, 1, 2), date, 11);
+    const at = (candidate: number) =>
+      instant(candidate, MONTHS.indexOf(date.slice(4, 7)), digitsAt(date, 1, 2), date, 11);
+    const ahead = at(year);
+    return ahead > new Date(now).setUTCFullYear(nowYear + 50) ? at(year - 100) : ahead;
   }
   if (text.length !== 24 || !DAY_NAMES.includes(text.slice(0, 3))) return NaN;
   if (text[3] !== " " || text[7] !== " " || text[10] !== " " || text[19] !== " ") return NaN;

@@ -71,7 +71,8 @@ export function isOffsetPagination(pagination: unknown): pagination is Paginatio
  * import type { ResponseMeta } from "@saferoute/api-kit/client";
  * declare const meta: ResponseMeta | undefined;
  * if (isPaginated(meta) && isCursorPagination(meta.pagination) && meta.pagination.hasMore) {
- *   console.log(`next: ?cursor=${meta.pagination.nextCursor}`);
+ *   const { nextCursor } = meta.pagination;
+ *   if (nextCursor !== null) console.log(`next: ?cursor=${encodeURIComponent(nextCursor)}`);
  * }
  * ```
  */

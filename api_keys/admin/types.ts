@@ -239,7 +239,9 @@ export interface ApiKeysAdminOptions<R> {
    * The header state-changing routes require (default `{ header:
    * "x-requested-with", value: "api-keys-manager" }`). `false` turns the CSRF
    * check off: only for apps whose admin callers authenticate with a header
-   * a browser never sends by itself (an API key, a bearer token).
+   * a browser never sends by itself (an API key, a bearer token). A
+   * CORS-safelisted or forbidden header name (`Content-Type`, `Origin`,
+   * `Sec-*`...), or a value not printable ASCII, is a `TypeError`.
    */
   csrf?: { header?: string; value?: string } | false;
   /**

@@ -11,8 +11,9 @@ import { parseRetryAfter } from "../_retry_after.ts";
 export { CSRF_HEADER };
 
 /**
- * How long one request may take, its body read included (30 s): a reply not
- * all in by then is aborted and fails as `NETWORK_ERROR`.
+ * How long one call may take, from `getToken` to the body's last byte (30 s):
+ * a token not in by then fails as `TOKEN_ERROR` (nothing sent), a reply not
+ * all in is aborted and fails as `NETWORK_ERROR`.
  */
 export const REQUEST_TIMEOUT_MS = 30_000;
 /** Largest response body read (characters); a longer one is an error. */
@@ -94,6 +95,30 @@ async function boundedText(response: Response): Promise<string | null> {
   }
 }
 
+/**
+ * The request's headers, the token awaited until `signal` aborts: `TOKEN_ERROR`, nothing sent, when
+ * `getToken` fails or is late, or a header cannot be sent as it is (a token with a line break).
+ */
+async function headersOf(
+  auth: Auth,
+  method: string,
+  json: boolean,
+  signal: AbortSignal,
+): Promise<Headers> {
+  try {
+    const headers = new Headers({ Accept: "application/json" });
+    if (method !== "GET") headers.set(...(auth.csrf ?? CSRF_HEADER));
+    if (json) headers.set("Content-Type", "application/json");
+    if (auth.getToken) {
+      const late = new Promise<never>((_, reject) => signal.addEventListener("abort", reject));
+      headers.set("Authorization", `Bearer ${await Promise.race([auth.getToken(), late])}`);
+    }
+    return headers;
+  } catch {
+    throw new AdminApiError("TOKEN_ERROR", "no token to send");
+  }
+}
+
 function trimSlashes(base: string): string {
   let end = base.length;
   while (end > 0 && base[end - 1] === "/") end--;
@@ -103,7 +128,7 @@ function trimSlashes(base: string): string {
 /**
  * Calls `base + path` and returns the body's `data` (the whole body when it
  * has none); throws {@link AdminApiError} on any failure, the token
- * callback's included.
+ * callback's included, within {@link REQUEST_TIMEOUT_MS}.
  */
 export async function call(
   base: string,
@@ -112,37 +137,25 @@ export async function call(
   method = "GET",
   body?: unknown,
 ): Promise<unknown> {
-  const headers: Record<string, string> = { Accept: "application/json" };
-  if (method !== "GET") {
-    const [name, value] = auth.csrf ?? CSRF_HEADER;
-    headers[name] = value;
-  }
-  if (body !== undefined) headers["Content-Type"] = "application/json";
-  if (auth.getToken) {
-    let token: string;
-    try {
-      token = await auth.getToken();
-    } catch {
-      throw new AdminApiError("TOKEN_ERROR", "getToken failed");
-    }
-    headers.Authorization = `Bearer ${token}`;
-  }
-  let response: Response;
-  let text: string | null;
-  // The abort stops the request, or the body's read where it stalled (the read then throws).
+  // The abort ends the wait for the token, the request, or the body's read where it stalled.
   const deadline = new AbortController();
   const timer = setTimeout(() => deadline.abort(), REQUEST_TIMEOUT_MS);
+  let response: Response;
+  let text: string | null;
   try {
-    response = await fetch(trimSlashes(base) + path, {
-      method,
-      headers,
-      credentials: auth.credentials,
-      signal: deadline.signal,
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-    });
-    text = await boundedText(response);
-  } catch {
-    throw new AdminApiError("NETWORK_ERROR", "network error");
+    const headers = await headersOf(auth, method, body !== undefined, deadline.signal);
+    try {
+      response = await fetch(trimSlashes(base) + path, {
+        method,
+        headers,
+        credentials: auth.credentials,
+        signal: deadline.signal,
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+      });
+      text = await boundedText(response);
+    } catch {
+      throw new AdminApiError("NETWORK_ERROR", "network error");
+    }
   } finally {
     clearTimeout(timer);
   }

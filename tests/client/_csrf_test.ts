@@ -17,4 +17,53 @@ describe("csrfOf", () => {
       assert.throws(() => csrfOf(bad as never), TypeError);
     }
   });
+
+  it("refuses a value no header carries as written: empty, spaces around, a line break, non-ASCII", () => {
+    for (const value of ["", " v", "v ", "a\nb", "a\rb", "a\0b", "caf\u00e9", "\u{1f511}"]) {
+      assert.throws(() => csrfOf({ value }), TypeError, JSON.stringify(value));
+    }
+    assert.deepEqual(csrfOf({ value: "a b;c=1" }), {
+      header: "x-requested-with",
+      value: "a b;c=1",
+    });
+  });
+
+  it("refuses a name a cross-site page sends without a preflight (CORS-safelisted), or a page cannot set (forbidden)", () => {
+    const safelisted = ["Accept", "accept-language", "Content-Language", "CONTENT-TYPE", "Range"];
+    const forbidden = [
+      "Accept-Charset",
+      "Accept-Encoding",
+      "Access-Control-Request-Headers",
+      "Access-Control-Request-Method",
+      "Connection",
+      "Content-Length",
+      "Cookie",
+      "Cookie2",
+      "Date",
+      "DNT",
+      "Expect",
+      "Host",
+      "Keep-Alive",
+      "Origin",
+      "Referer",
+      "Set-Cookie",
+      "TE",
+      "Trailer",
+      "Transfer-Encoding",
+      "Upgrade",
+      "Via",
+      "Proxy-Authorization",
+      "Sec-Fetch-Site",
+      "sec-x",
+      "X-HTTP-Method",
+      "X-HTTP-Method-Override",
+      "X-Method-Override",
+    ];
+    for (const header of [...safelisted, ...forbidden]) {
+      assert.throws(() => csrfOf({ header }), TypeError, header);
+    }
+    for (const header of ["X-Csrf", "Accepts", "Secret", "Proxy", "Rangefinder", "X-Range"]) {
+      assert.equal(csrfOf({ header })?.header, header.toLowerCase(), header);
+    }
+  });
 });

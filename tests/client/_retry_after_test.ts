@@ -38,6 +38,31 @@ describe("client/_retry_after.ts", () => {
     assert.equal(parseRetryAfter("Friday, 01-Jan-99 00:00:00 GMT", now), 0);
   });
 
+  it("reads rfc850's two-digit year as RFC 9110 says: an instant more than 50 years ahead is a century back", () => {
+    const now = Date.UTC(2025, 5, 1, 12); // Sun, 01 Jun 2025 12:00:00 GMT
+    const fifty = (Date.UTC(2075, 5, 1, 12) - now) / 1000;
+    // Exactly 50 years ahead is still ahead; a second more, or a later day of 2075, is 1975.
+    assert.equal(parseRetryAfter("Saturday, 01-Jun-75 12:00:00 GMT", now), fifty);
+    assert.equal(parseRetryAfter("Saturday, 01-Jun-75 12:00:01 GMT", now), 0);
+    assert.equal(parseRetryAfter("Monday, 01-Dec-75 00:00:00 GMT", now), 0);
+    assert.equal(parseRetryAfter("Saturday, 01-Jun-75 11:59:59 GMT", now), fifty - 1);
+    assert.equal(
+      parseRetryAfter("Tuesday, 01-Jan-75 00:00:00 GMT", now),
+      (Date.UTC(2075, 0, 1) - now) / 1000,
+    );
+    // 76 is 1976 (2076 is more than 50 years ahead); 25 is this year, 24 last year.
+    assert.equal(parseRetryAfter("Thursday, 01-Jan-76 00:00:00 GMT", now), 0);
+    assert.equal(parseRetryAfter("Sunday, 01-Jun-25 12:01:00 GMT", now), 60);
+    assert.equal(parseRetryAfter("Saturday, 01-Jun-24 12:00:00 GMT", now), 0);
+    // Late in the year the window moves with the instant: Dec 2025 reads 01-Dec-75 as 2075.
+    const december = Date.UTC(2025, 11, 1);
+    assert.equal(
+      parseRetryAfter("Sunday, 01-Dec-75 00:00:00 GMT", december),
+      (Date.UTC(2075, 11, 1) - december) / 1000,
+    );
+    assert.equal(parseRetryAfter("Sunday, 01-Dec-75 00:00:01 GMT", december), 0);
+  });
+
   it("reads no other date text: words, ISO 8601, other layouts, out-of-range fields", () => {
     const now = Date.UTC(2026, 11, 1);
     for (

@@ -1,5 +1,7 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import { isPaginated } from "../../client/meta.ts";
 import { isCursorPagination, isOffsetPagination } from "../../client/pagination.ts";
 import { cursor, links, nonObjects, offset, withField } from "./_fixtures.ts";
 
@@ -111,5 +113,26 @@ describe("isCursorPagination: the numbers the server sends", () => {
     for (const [key, value] of bad) {
       assert.equal(isCursorPagination(withField(cursor, key, value)), false, `${key} ${value}`);
     }
+  });
+});
+
+describe("isCursorPagination's @example", () => {
+  it("puts the cursor in a query the server reads back unchanged (encoded: + / = &)", () => {
+    const source = readFileSync(new URL("../../client/pagination.ts", import.meta.url), "utf8");
+    const doc = source.slice(0, source.indexOf("export function isCursorPagination"));
+    const example = doc.slice(doc.lastIndexOf("```ts") + 5, doc.lastIndexOf("```"))
+      .split("\n").map((line) => line.replace(/^\s*\* ?/, ""))
+      .filter((line) => !/^(import|declare) /.test(line)).join("\n");
+    const nextCursor = "+/+=&x=1";
+    const printed: string[] = [];
+    new Function("isPaginated", "isCursorPagination", "meta", "console", example)(
+      isPaginated,
+      isCursorPagination,
+      { pagination: { ...cursor, nextCursor, hasMore: true } },
+      { log: (line: string) => printed.push(line) },
+    );
+    assert.equal(printed.length, 1, example);
+    const query = printed[0].slice(printed[0].indexOf("?"));
+    assert.equal(new URLSearchParams(query).get("cursor"), nextCursor, printed[0]);
   });
 });

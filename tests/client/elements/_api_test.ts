@@ -8,6 +8,7 @@ import {
   CSRF_HEADER,
   MAX_RESPONSE_CHARS,
 } from "../../../client/elements/_api.ts";
+import { answerLost } from "../../../client/elements/_errors.ts";
 
 /** Lets `ms` of real time pass with `setTimeout` mocked (turns of the event loop, I/O included). */
 async function pause(ms: number): Promise<void> {
@@ -136,6 +137,24 @@ describe("client/elements/_api.ts", () => {
     assert.equal(seen.length, count, "no request without a token");
   });
 
+  it("a token (or a CSRF header) no header can carry is TOKEN_ERROR, nothing sent, its answer not lost", async () => {
+    const count = seen.length;
+    const unsendable = [
+      { ...auth, getToken: () => "<html>\n<body>Sign in</body></html>" },
+      { ...auth, getToken: () => Promise.resolve("t\u0100") },
+      { ...auth, csrf: ["bad header", "v"] as const },
+      { ...auth, csrf: ["X-Intent", "a\nb"] as const },
+    ];
+    for (const bad of unsendable) {
+      await assert.rejects(call(base, "/plain", bad, "POST", { name: "x" }), (error) => {
+        assert.equal((error as AdminApiError).code, "TOKEN_ERROR");
+        assert.equal(answerLost(error), false, "nothing was sent");
+        return true;
+      });
+    }
+    assert.equal(seen.length, count, "no request sent");
+  });
+
   it("throws the envelope's (or problem details') code, message and status; else HTTP_<status>", async () => {
     await assert.rejects(call(base, "/denied", auth), {
       name: "AdminApiError",
@@ -165,34 +184,71 @@ describe("client/elements/_api.ts", () => {
     assert.ok(flood.cut, "the client gave the connection up before the body's end");
   });
 
-  it(`a reply that stalls (before its headers, or in its body) is NETWORK_ERROR after 30 s, its connection given up`, async () => {
-    mock.timers.enable({ apis: ["setTimeout"] }); // once: Node 20 mocks nothing after a re-enable
-    try {
+  describe("the 30 s deadline of a call, its token included", () => {
+    // Enabled once: Node 20 mocks nothing after a re-enable.
+    before(() => mock.timers.enable({ apis: ["setTimeout"] }));
+    after(() => {
+      mock.timers.reset();
+      for (const held of stalled.open.splice(0)) held.end();
+    });
+    /** A call's outcome so far: `pending`, `resolved`, or the failure's code. */
+    const watch = (pending: Promise<unknown>) => {
+      let outcome = "pending";
+      const done = pending.then(
+        () => outcome = "resolved",
+        (error: AdminApiError) => outcome = error.code,
+      );
+      return { done, outcome: () => outcome };
+    };
+
+    it("a getToken that never settles is TOKEN_ERROR after 30 s, nothing sent", async () => {
+      const count = seen.length;
+      const getToken = () => new Promise<string>(() => {});
+      const { done, outcome } = watch(call(base, "/plain", { ...auth, getToken }, "POST", {}));
+      await pause(100);
+      mock.timers.tick(DEADLINE_MS - 1);
+      await pause(100);
+      assert.equal(outcome(), "pending", "still waiting just before the deadline");
+      mock.timers.tick(1);
+      await Promise.race([done, pause(2_000)]);
+      assert.equal(outcome(), "TOKEN_ERROR");
+      assert.equal(seen.length, count, "no request sent");
+    });
+
+    it("the time getToken took counts: a token after 20 s leaves the request 10 s", async () => {
+      expectStall();
+      const getToken = () =>
+        new Promise<string>((resolve) => setTimeout(() => resolve("t"), 20_000));
+      const { done, outcome } = watch(call(base, "/silent", { ...auth, getToken }));
+      await pause(100);
+      mock.timers.tick(20_000);
+      await stalled.started;
+      await pause(100);
+      mock.timers.tick(DEADLINE_MS - 20_000 - 1);
+      await pause(100);
+      assert.equal(outcome(), "pending", "still waiting just before the deadline");
+      mock.timers.tick(1);
+      await Promise.race([done, pause(2_000)]);
+      assert.equal(outcome(), "NETWORK_ERROR");
+    });
+
+    it("a reply that stalls (before its headers, or in its body) is NETWORK_ERROR after 30 s, its connection given up", async () => {
       for (const path of ["/stall", "/silent"]) {
         expectStall();
-        let settled: "pending" | "resolved" | AdminApiError = "pending";
-        const pending = call(base, path, auth).then(
-          () => settled = "resolved",
-          (error: AdminApiError) => settled = error,
-        );
-        /** The call's outcome so far, a code for a failure. */
-        const outcome = () => typeof settled === "string" ? settled : settled.code;
+        const { done, outcome } = watch(call(base, path, auth));
         await stalled.started;
         await pause(100); // the stalled body's start is read: the client waits for the rest
         mock.timers.tick(DEADLINE_MS - 1);
         await pause(100);
         assert.equal(outcome(), "pending", `${path}: still waiting just before the deadline`);
         mock.timers.tick(1);
-        await Promise.race([pending, pause(2_000)]);
+        await Promise.race([done, pause(2_000)]);
         assert.equal(outcome(), "NETWORK_ERROR", path);
         const held = stalled.open.find((held) => held.path === `/a${path}`)!;
         for (let i = 0; i < 100 && !held.closed; i++) await pause(20);
         assert.ok(held.closed, `${path}: the client gave the connection up`);
       }
-    } finally {
-      mock.timers.reset();
-      for (const held of stalled.open.splice(0)) held.end();
-    }
+    });
   });
 
   it("a 429's Retry-After in seconds (delta-seconds or an HTTP date, bounded), null without a readable one", async () => {

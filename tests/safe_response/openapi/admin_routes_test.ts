@@ -429,9 +429,12 @@ describe("applyApiKeysAdminRoutes on a Nest document", () => {
     const off: Json = applyApiKeysAdminRoutes({}, { prefix: "/a", csrf: false });
     assert.equal(off.paths["/a/keys"].post.parameters, undefined);
     assert.doesNotMatch(off.paths["/a/keys"].post.responses["403"].description, /csrf/);
-    assert.throws(
-      () => applyApiKeysAdminRoutes({}, { prefix: "/a", csrf: { header: "bad header" } }),
-      TypeError,
-    );
+    for (const header of ["bad header", "Content-Type", "Sec-Fetch-Site"]) {
+      assert.throws(
+        () => applyApiKeysAdminRoutes({}, { prefix: "/a", csrf: { header } }),
+        TypeError,
+        header,
+      );
+    }
   });
 });
