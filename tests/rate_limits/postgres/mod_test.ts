@@ -50,7 +50,7 @@ describe("createPostgresRateLimitStore", () => {
     await store.checkBatch([{ counters: [a], deadline: Date.now() - 10_000 }]);
     assert.equal(timeouts[0], 2_000, "a deadline passed: 2 s");
     timeouts.length = 0;
-    pool.query = (statement, values) => {
+    pool.query = (statement) => {
       timeouts.push(typeof statement === "string" ? NaN : statement.query_timeout);
       return Promise.resolve({ rows: [{ n: 0 }] });
     };
