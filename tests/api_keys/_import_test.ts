@@ -254,7 +254,7 @@ describe("importKeys", () => {
       ],
       [{ ...base, hashScheme: "sha256", pepperVersion: 1 }, /Invalid pepperVersion: must be 0/],
       [{ ...base, hashScheme: "hmac-sha256" }, /Invalid hash: is not a hmac-sha256 hash/],
-      [{ ...base, scopes: ["Orders/Admin:read"] }, /Invalid scopes/],
+      [{ ...base, scopes: ["Orders Admin:read"] }, /Invalid scopes/],
       [{ ...base, scopes: ["orders:admin"] }, /Invalid scopes/],
       [{ ...base, scopes: [] }, /Invalid scopes/],
       [{ ...base, environment: undefined }, /Invalid environment/],

@@ -66,11 +66,12 @@ describe("scopes", () => {
 
   it("never echoes a pasted key, a secret or a huge value in the error", () => {
     const key = `ak_live_RxW362tsMpEt_${"ZAdubzpYrcSIlbc3MgEzr14jQ3xJE4e50Er3St"}`;
+    // A key is of the resource alphabet: pasted with its line's end, or beside a space.
     const cases: [string, string][] = [
-      [key, "read"],
+      [`${key}\n`, "read"],
       ["orders", key.slice(0, 32)],
       ["x".repeat(200_000), "read"],
-      [`orders${"ZAdubzpYrcSIlbc3"}`, "read"],
+      [`orders ${"ZAdubzpYrcSIlbc3"}`, "read"],
     ];
     for (const [resource, level] of cases) {
       let message = "";
