@@ -5,9 +5,30 @@
  */
 import type { Scope, ScopeLevel } from "./types.ts";
 
-const RESOURCE_PATTERN = /^[a-z0-9_.-]+$/;
-/** Longest scope resource (seed 0.4). */
-const MAX_RESOURCE_LENGTH = 128;
+/**
+ * A scope resource: 1 to 128 (seed 0.4) characters of `[A-Za-z0-9._/-]`, a
+ * superset of `@nestarc/api-keys`' rule; never `:`, the level's separator.
+ */
+const RESOURCE_PATTERN = /^[A-Za-z0-9._/-]{1,128}$/;
+/** The rule of a scope resource, as error messages state it. */
+export const SCOPE_RESOURCE_RULE = "1-128 characters of [A-Za-z0-9._/-]";
+
+/** Whether `value` is a scope resource. */
+function isScopeResource(value: unknown): value is string {
+  return typeof value === "string" && RESOURCE_PATTERN.test(value);
+}
+
+/**
+ * Whether `value` is a flat `resource:level` scope of a valid resource and
+ * level: the admin routes' `options.scopes` check, with `flattenScopes` the
+ * one home of the rule.
+ */
+export function isFlatScope(value: unknown): value is string {
+  if (typeof value !== "string") return false;
+  const at = value.lastIndexOf(":");
+  const level = value.slice(at + 1);
+  return at > 0 && isScopeResource(value.slice(0, at)) && (level === "read" || level === "write");
+}
 
 /**
  * Throws a `TypeError` naming `label` unless `level` is `"read"` or `"write"`:
@@ -27,7 +48,7 @@ export function assertScopeLevel(level: unknown, label: string): asserts level i
 /**
  * Flattens scopes to `resource:level` strings, deduped, in first-seen order.
  * Throws a `TypeError` naming the entry (`scopes[2].resource`) for a resource
- * outside `[a-z0-9_.-]+` or over 128 characters, or an unknown level.
+ * outside `[A-Za-z0-9._/-]` or over 128 characters, or an unknown level.
  *
  * @example
  * ```ts
@@ -42,13 +63,8 @@ export function flattenScopes(scopes: Scope[]): string[] {
   for (const [i, scope] of scopes.entries()) {
     const resource = scope?.resource;
     // Named by its index, never echoed: a pasted key or secret, or a huge value.
-    if (
-      typeof resource !== "string" || resource.length > MAX_RESOURCE_LENGTH ||
-      !RESOURCE_PATTERN.test(resource)
-    ) {
-      throw new TypeError(
-        `scopes[${i}].resource must be 1-${MAX_RESOURCE_LENGTH} characters of [a-z0-9_.-]`,
-      );
+    if (!isScopeResource(resource)) {
+      throw new TypeError(`scopes[${i}].resource must be ${SCOPE_RESOURCE_RULE}`);
     }
     assertScopeLevel(scope.level, `scopes[${i}].level`);
     seen.add(`${resource}:${scope.level}`);

@@ -85,7 +85,7 @@ export type ScopeLevel = "read" | "write";
 
 /** A scope: a resource and a level. Flattened form: `resource:level`. */
 export interface Scope {
-  /** Resource name, `[a-z0-9_.-]+`. */
+  /** Resource name: 1 to 128 characters of `[A-Za-z0-9._/-]`, matched exactly (case-sensitive). */
   resource: string;
   /** Access level. */
   level: ScopeLevel;

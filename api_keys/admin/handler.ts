@@ -9,6 +9,7 @@ import { actorProblem, fail } from "../_input.ts";
 import { ApiKeyOperationError, ApiKeyStorageError, ApiKeyValidationError } from "../errors.ts";
 import { errorResponse, jsonResponse, optionalFunction, positiveInteger } from "../leaks/_core.ts";
 import { serviceHooks } from "../_service_hooks.ts";
+import { isFlatScope, SCOPE_RESOURCE_RULE } from "../scopes.ts";
 import { callDetached } from "../../telemetry/_detached.ts";
 import { CSRF_METHODS, csrfOf } from "../../client/_csrf.ts";
 import type { ApiKeysService } from "../service.ts";
@@ -76,7 +77,6 @@ const DEFAULT_MAX_BODY_BYTES = 16_384;
 const MAX_SCOPES_OFFERED = 200;
 const MAX_SCOPES_PER_KEY = 50;
 const MAX_ALLOWLIST = 50;
-const FLAT_SCOPE = /^[a-z0-9_.-]{1,64}:(read|write)$/;
 const SAME_SITE_FETCH = new Set(["same-origin", "none"]);
 const MAX_ALLOWED_ORIGINS = 100;
 
@@ -245,8 +245,10 @@ function scopeOffers(value: unknown): AdminScopeOffer[] {
   }
   return value.map((item) => {
     const offer = typeof item === "string" ? { scope: item } : item as AdminScopeOffer;
-    if (typeof offer?.scope !== "string" || !FLAT_SCOPE.test(offer.scope)) {
-      throw new TypeError("options.scopes: each must be a resource:level scope");
+    if (!isFlatScope(offer?.scope)) {
+      throw new TypeError(
+        `options.scopes: each must be a resource:level scope (a resource of ${SCOPE_RESOURCE_RULE})`,
+      );
     }
     if (offer.description !== undefined && typeof offer.description !== "string") {
       throw new TypeError("options.scopes: a description must be a string");

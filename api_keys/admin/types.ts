@@ -220,7 +220,10 @@ export interface ApiKeysAdminOptions<R> {
   callerKeyIdOf?: (request: R) => string | null | undefined | Promise<string | null | undefined>;
   /** The policy; default: no escalation over the caller's key (docs/security.md). */
   policy?: AdminPolicy<R>;
-  /** The scopes `create` may ask for (flat `resource:level`), 1 to 200. */
+  /**
+   * The scopes `create` may ask for (flat `resource:level`, resources as the
+   * service's: 1 to 128 of `[A-Za-z0-9._/-]`), 1 to 200.
+   */
   scopes: readonly (string | AdminScopeOffer)[];
   /** Environments `create` may ask for; the first is the default (default `["live", "test"]`). */
   environments?: readonly Environment[];

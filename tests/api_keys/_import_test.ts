@@ -254,7 +254,7 @@ describe("importKeys", () => {
       ],
       [{ ...base, hashScheme: "sha256", pepperVersion: 1 }, /Invalid pepperVersion: must be 0/],
       [{ ...base, hashScheme: "hmac-sha256" }, /Invalid hash: is not a hmac-sha256 hash/],
-      [{ ...base, scopes: ["Orders/Admin:read"] }, /Invalid scopes/],
+      [{ ...base, scopes: ["Orders Admin:read"] }, /Invalid scopes/],
       [{ ...base, scopes: ["orders:admin"] }, /Invalid scopes/],
       [{ ...base, scopes: [] }, /Invalid scopes/],
       [{ ...base, environment: undefined }, /Invalid environment/],
@@ -470,6 +470,55 @@ describe("importKeys: dates, scopes and echoes, strictly", () => {
       assert.match(error.message, /^Invalid scopes: /);
       assert.ok(!error.message.includes(secretLike), error.message);
       assert.ok(!error.message.includes("rea:"), error.message);
+    }
+    for (const key of keys) await rejection(service.verify(key.raw));
+  });
+
+  it("imports @nestarc/api-keys scopes with capitals and '/' one to one; they authorize exactly", async () => {
+    const { keys, rows } = nestarcExport(2);
+    const { service, storage } = makeService({ cache: false, ...LEGACY });
+    const scopes = ["Orders:read", "billing/invoices:write", "v2.Reports-x_1:read"];
+    const result = await service.importKeys([
+      { ...rows[0], scopes },
+      { ...rows[1], scopes: [{ resource: "R/".repeat(50), level: "write" }] },
+    ]);
+    assert.deepEqual(result, { imported: 2, skipped: 0, revoked: 0, conflicts: [], errors: [] });
+    assert.deepEqual((await storage.findById("n-0"))!.scopes, scopes);
+    assert.deepEqual((await service.verify(keys[0].raw)).scopes, scopes);
+    assert.deepEqual((await service.verify(keys[1].raw)).scopes, [`${"R/".repeat(50)}:write`]);
+    const required = (resource: string, level: "read" | "write") => ({
+      requiredScope: { resource, level },
+    });
+    await service.authorize(keys[0].raw, required("Orders", "read"));
+    await service.authorize(keys[0].raw, required("billing/invoices", "read"));
+    await service.authorize(keys[0].raw, required("v2.Reports-x_1", "read"));
+    for (const [resource, level] of [["orders", "read"], ["billing", "read"]] as const) {
+      const error = await rejection(service.authorize(keys[0].raw, required(resource, level)));
+      assert.equal(error.code, "api_key_scope_insufficient", resource);
+    }
+    assert.deepEqual(await service.importKeys([{ ...rows[0], scopes }]), {
+      imported: 0,
+      skipped: 1,
+      revoked: 0,
+      conflicts: [],
+      errors: [],
+    }, "a re-run skips it: the scopes compare equal");
+  });
+
+  it("still refuses, per record and never echoed, a resource outside [A-Za-z0-9._/-] of 1-128", async () => {
+    const { keys, rows } = nestarcExport(6);
+    const { service } = makeService({ cache: false, ...LEGACY });
+    const bad = [":read", "a b:read", "a\tb:read", `${"R".repeat(129)}:read`, "a:b:read", "ä:read"];
+    const result = await service.importKeys(
+      bad.map((scope, i) => ({ ...rows[i], scopes: [scope] })),
+    );
+    assert.equal(result.imported, 0);
+    assert.deepEqual(result.errors.map((error) => error.index), [0, 1, 2, 3, 4, 5]);
+    for (const error of result.errors) {
+      assert.match(
+        error.message,
+        /^Invalid scopes: scopes\[0\]\.resource must be 1-128 characters of \[A-Za-z0-9._\/-\]$/,
+      );
     }
     for (const key of keys) await rejection(service.verify(key.raw));
   });

@@ -124,6 +124,49 @@ describe("scripts/import_keys.ts without DATABASE_URL (dry run)", {
     Deno.removeSync(path);
   });
 
+  it("@nestarc/api-keys scopes with capitals and '/' import one to one; ':' or a space in a resource is that line's error", async () => {
+    const { keys, path } = exportFile(4, PEPPER);
+    const records = Deno.readTextFileSync(path).split("\n").filter((line) => line !== "").map((
+      line,
+    ) => JSON.parse(line));
+    const scopes = [
+      ["Orders:read", "billing/invoices:write"],
+      ["v2.Reports-x_1:read", `${"R".repeat(100)}:write`],
+      ["billing invoices:read"],
+      ["a:b:read"],
+    ];
+    Deno.writeTextFileSync(
+      path,
+      records.map((record, i) => JSON.stringify({ ...record, scopes: scopes[i] })).join("\n") +
+        "\n",
+    );
+    const run = await runImport(
+      ["--jsonl", path, "--legacy-key-layout", "nestarc-v0"],
+      { API_KEY_PEPPERS: JSON.stringify({ 1: PEPPER }), DATABASE_URL: "" },
+    );
+    assert.equal(run.code, 1, run.stderr);
+    assert.deepEqual(JSON.parse(run.stdout.trim()), {
+      dryRun: true,
+      imported: 2,
+      skipped: 0,
+      revoked: 0,
+      conflicts: 0,
+      errors: 2,
+    });
+    for (const [line, key] of [[3, keys[2]], [4, keys[3]]] as const) {
+      assert.match(
+        run.stderr,
+        new RegExp(
+          `^line ${line} \\(${key.prefix}\\): error: Invalid scopes: scopes\\[0\\]\\.resource ` +
+            "must be 1-128 characters of \\[A-Za-z0-9._/-\\]$",
+          "m",
+        ),
+      );
+    }
+    assert.doesNotMatch(run.stderr, /^line [12]/m, run.stderr);
+    Deno.removeSync(path);
+  });
+
   it("a line over 1 MiB is an error, counted in bytes (2 MB of é), and the next line still imports", async () => {
     const { keys, path } = exportFile(2, PEPPER);
     const [first, second] = Deno.readTextFileSync(path).split("\n");

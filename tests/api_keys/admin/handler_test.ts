@@ -159,13 +159,18 @@ function openOptions(service: ApiKeysAdminOptions<unknown>["service"]) {
 }
 
 /**
- * A call of tenant acme's handler on `service`: of caller key `callerKeyId`
- * (the default policy), else with no policy. Answers the parsed body too.
+ * A call of tenant acme's handler on `service` offering `scopes`: of caller
+ * key `callerKeyId` (the default policy), else with no policy. Answers the
+ * parsed body too.
  */
-function acmeCaller(service: ApiKeysAdminOptions<unknown>["service"], callerKeyId?: string) {
+function acmeCaller(
+  service: ApiKeysAdminOptions<unknown>["service"],
+  callerKeyId?: string,
+  scopes: string[] = ["projects:read", "projects:write"],
+) {
   const handle = createApiKeysAdminHandler<null>({
     ...openOptions(service),
-    scopes: ["projects:read", "projects:write"],
+    scopes,
     tenantOf: () => "acme",
     ...(callerKeyId === undefined ? {} : { policy: undefined, callerKeyIdOf: () => callerKeyId }),
   });
@@ -295,6 +300,86 @@ describe("createApiKeysAdminHandler", () => {
     const list = (await call("GET", "/keys"))!;
     assert.ok(list.json.keys.some((k: { id: string }) => k.id === record.id));
     assert.ok(!list.body.includes(key));
+  });
+
+  it("scopes of the service's rule: capitals, '/', a 100-character resource offered, created and authorized exactly", async () => {
+    const long = "R".repeat(100);
+    const offered = [
+      "Orders:read",
+      "billing/invoices:write",
+      "v2.Reports-x_1:read",
+      `${long}:read`,
+    ];
+    const { service } = makeService();
+    const admin = await service.create({
+      tenantId: "acme",
+      name: "admin",
+      scopes: [
+        { resource: "Orders", level: "write" },
+        { resource: "billing/invoices", level: "write" },
+        { resource: "v2.Reports-x_1", level: "read" },
+        { resource: long, level: "read" },
+      ],
+    });
+    const call = acmeCaller(service, admin.id, offered);
+    const config = await call("GET", "/config");
+    assert.equal(config.status, 200, config.body);
+    assert.deepEqual(config.json.scopes, offered.map((scope) => ({ scope })));
+    const created = await call("POST", "/keys", { name: "migrated", scopes: offered });
+    assert.equal(created.status, 201, created.body);
+    assert.deepEqual(created.json.record.scopes, offered);
+    const { key } = created.json;
+    for (
+      const [resource, level] of [["Orders", "read"], ["billing/invoices", "write"], [
+        long,
+        "read",
+      ]] as const
+    ) {
+      await service.authorize(key, { requiredScope: { resource, level } });
+    }
+    for (
+      const [resource, level] of [["orders", "read"], ["Orders", "write"], [
+        "billing",
+        "read",
+      ]] as const
+    ) {
+      const error = await service.authorize(key, { requiredScope: { resource, level } }).then(
+        () => undefined,
+        (error) => error,
+      );
+      assert.equal(error?.code, "api_key_scope_insufficient", `${resource}:${level}`);
+    }
+  });
+
+  it("options.scopes: the service's resource rule (1-128 of [A-Za-z0-9._/-]) and a read or write level", () => {
+    const { service } = makeService();
+    const base = openOptions(service);
+    const longest = "R".repeat(128);
+    const handle = createApiKeysAdminHandler({
+      ...base,
+      scopes: [`${longest}:write`, "_a/B.c-1:read"],
+    });
+    assert.equal(typeof handle, "function");
+    for (
+      const scope of [
+        `${"R".repeat(129)}:read`,
+        ":read",
+        "a:b:read",
+        "a b:read",
+        "a\tb:read",
+        "ä:read",
+        "orders",
+        "orders:admin",
+        "orders:Read",
+        "orders:read ",
+      ]
+    ) {
+      assert.throws(
+        () => createApiKeysAdminHandler({ ...base, scopes: [scope] }),
+        /options\.scopes: each must be a resource:level scope/,
+        JSON.stringify(scope),
+      );
+    }
   });
 
   it("create: expiresAt, an ISO 8601 instant with its offset, instead of a preset", async () => {

@@ -37,7 +37,7 @@ import {
 import { ApiKeysService } from "../../../api_keys/service.ts";
 import { collectUnhandledRejections } from "../../reliability/harness.ts";
 import { createRateLimiter } from "../../../rate_limits/mod.ts";
-import { RateLimit } from "../../../api_keys/nest/api_keys.decorators.ts";
+import { RateLimit, RequireScope } from "../../../api_keys/nest/api_keys.decorators.ts";
 
 const JWT = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJ1c2VyLTEifQ.c2lnbmF0dXJlLW9mLXRoZS10b2tlbg";
 
@@ -276,6 +276,55 @@ for (const platform of PLATFORMS) {
         403,
         "api_key_environment_mismatch",
       );
+    });
+  });
+
+  describe(`RequireScope with capitals and '/' in the resource over ${platform}`, () => {
+    @Controller("scoped")
+    @UseGuards(ApiKeysGuard)
+    class ScopedController {
+      @Get("orders")
+      @RequireScope("Orders", "read")
+      orders() {
+        return { ok: "Orders" };
+      }
+
+      @Get("invoices")
+      @RequireScope("billing/invoices", "write")
+      invoices() {
+        return { ok: "billing/invoices" };
+      }
+    }
+
+    it("passes a key holding the exact resource; refuses another case or a parent", async () => {
+      const running = await boot(
+        appModule(ApiKeysModule.forRoot(moduleOptions()), [ScopedController]),
+        platform,
+      );
+      try {
+        const { key } = await issue(running.service, {
+          scopes: [
+            { resource: "Orders", level: "read" },
+            { resource: "billing/invoices", level: "write" },
+          ],
+        });
+        for (const path of ["/scoped/orders", "/scoped/invoices"]) {
+          assert.equal((await running.request(path, { headers: withKey(key) })).status, 200, path);
+        }
+        const lower = await issue(running.service, {
+          scopes: [{ resource: "orders", level: "write" }, { resource: "billing", level: "write" }],
+        });
+        for (const path of ["/scoped/orders", "/scoped/invoices"]) {
+          assertFailure(
+            await running.request(path, { headers: withKey(lower.key) }),
+            403,
+            "api_key_scope_insufficient",
+            [lower.key],
+          );
+        }
+      } finally {
+        await running.close();
+      }
     });
   });
 
