@@ -1,6 +1,7 @@
 /**
  * When a key stops being accepted: the one home of that rule, for the verify
- * path (its storage path and its cache) and `notifyExpiring`.
+ * path (its storage path and its cache), `notifyExpiring` and a key's listed
+ * status (`statusOf`; the Prisma storage's page filters mirror it in SQL).
  *
  * @module
  */

@@ -11,7 +11,7 @@
  * @module
  */
 import { acceptedUntilMs } from "./_accepted_until.ts";
-import { fail, thresholdsProblem } from "./_input.ts";
+import { fail, instantProblem, thresholdsProblem } from "./_input.ts";
 import type { Settings } from "./_settings.ts";
 import type { ListExpiringApiKeysOptions } from "./storage/types.ts";
 import type { ApiKeyRecord, NotifyExpiringOptions, NotifyExpiringResult } from "./types.ts";
@@ -53,6 +53,8 @@ export class ExpiryJob {
     if (problem !== undefined) fail("thresholdsMs", problem);
     const now = options.now ?? s.clock();
     if (!(now instanceof Date) || Number.isNaN(now.getTime())) fail("now", "must be a valid Date");
+    const nowProblem = instantProblem(now.getTime());
+    if (nowProblem !== undefined) fail("now", nowProblem);
     const notices = s.storage.expiryNotices;
     if (notices === undefined) {
       throw new TypeError(

@@ -8,7 +8,7 @@
  *
  * @module
  */
-import { fail } from "../_input.ts";
+import { fail, instantProblem } from "../_input.ts";
 import { checkUsageWindow } from "../metering/_usage_window.ts";
 import type { ApiKeyPageSort, ApiKeyPageStatus, ListApiKeyPageOptions } from "../storage/types.ts";
 import type { PagePosition } from "../storage/_paging.ts";
@@ -76,7 +76,10 @@ export function decodeCursor(text: string, sort: ApiKeyPageSort): PagePosition {
   }
   if (value === null && sort === "last_used_desc") return { id, value: null };
   const ms = typeof value === "string" && value.length <= 40 ? Date.parse(value) : NaN;
-  if (Number.isNaN(ms)) fail("cursor", "must be a nextCursor of this list");
+  // Parsed but out of the instants the service reads (PostgreSQL refuses them): malformed too.
+  if (Number.isNaN(ms) || instantProblem(ms) !== undefined) {
+    fail("cursor", "must be a nextCursor of this list");
+  }
   return { id, value: new Date(ms) };
 }
 

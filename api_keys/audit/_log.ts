@@ -700,6 +700,8 @@ export class AuditLog {
     if (!(before instanceof Date) || Number.isNaN(before.getTime())) {
       throw new TypeError("pruneAuditLog's before must be a valid Date");
     }
+    const problem = instantProblem(before.getTime());
+    if (problem !== undefined) throw new TypeError(`pruneAuditLog's before ${problem}`);
     return await prune(tenantId, before);
   }
 }

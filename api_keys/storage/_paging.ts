@@ -6,13 +6,18 @@
  *
  * @module
  */
+import { acceptedUntilMs } from "../_accepted_until.ts";
 import type { ApiKeyRecord, ApiKeyStatus } from "../types.ts";
 import type { ApiKeyPageSort, ApiKeyRecordPage, ListApiKeyPageOptions } from "./types.ts";
 
-/** The status of `record` at `nowMs` (see `ApiKeyStatus`). */
+/**
+ * The status of `record` at `nowMs` (see `ApiKeyStatus`): expired from
+ * `acceptedUntilMs` on, as verify refuses it (a key rotated without grace
+ * whatever `nowMs`).
+ */
 export function statusOf(record: ApiKeyRecord, nowMs: number): ApiKeyStatus {
   if (record.revokedAt !== null) return "revoked";
-  if (record.expiresAt !== null && record.expiresAt.getTime() <= nowMs) return "expired";
+  if (acceptedUntilMs(record) <= nowMs) return "expired";
   if (record.rotatedAt !== null || record.replacedByKeyId !== null) return "rotating";
   return "active";
 }

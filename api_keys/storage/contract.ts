@@ -965,6 +965,50 @@ export function runApiKeyStorageContract(
     }
   });
 
+  test("listPageByTenant (when present): a key rotated without grace (expiresAt at or before rotatedAt) is expired whatever now", async () => {
+    const storage = await factory();
+    const list = storage.listPageByTenant?.bind(storage);
+    if (list === undefined) return;
+    const tenantId = "tenant-page-ended";
+    // The rotating instance's clock ahead of the lister's `now`: every rotation is after it.
+    const now = new Date(Date.parse("2030-06-01T00:00:00.000Z"));
+    const at = (ms: number) => new Date(now.getTime() + ms);
+    const r = [
+      sampleRecord({ tenantId, name: "ended", rotatedAt: at(5_000), expiresAt: at(5_000) }),
+      sampleRecord({ tenantId, name: "lowered", rotatedAt: at(5_000), expiresAt: at(4_000) }),
+      sampleRecord({ tenantId, name: "graced", rotatedAt: at(5_000), expiresAt: at(5_001) }),
+      sampleRecord({ tenantId, name: "plain", expiresAt: at(1) }),
+      sampleRecord({ tenantId, name: "lasting", rotatedAt: at(5_000) }),
+    ].map((record, i) => ({ ...record, createdAt: new Date(i) }));
+    for (const record of r) await storage.insert(record);
+    // A storage on 0.1's record shape keeps no rotation: nothing to judge.
+    if ((await storage.findById(r[0].id))?.rotatedAt == null) return;
+    const options: ListApiKeyPageOptions = {
+      limit: 100,
+      after: null,
+      q: null,
+      status: "all",
+      environment: null,
+      sort: "created_asc",
+      now,
+    };
+    for (
+      const [status, indexes] of [
+        ["expired", [0, 1]],
+        ["rotating", [2, 4]],
+        ["active", [3]],
+        ["unrevoked", [0, 1, 2, 3, 4]],
+      ] as const
+    ) {
+      const page = await list(tenantId, { ...options, status });
+      const got = page.records.map((record) => r.findIndex((x) => x.id === record.id));
+      check(
+        JSON.stringify(got) === JSON.stringify(indexes),
+        `status ${status}: [${got}], expected [${indexes}]`,
+      );
+    }
+  });
+
   test("findByReplacement (when present): the tenant's key a rotation replaced, revoked ones too, never another tenant's; writes nothing", async () => {
     const storage = await factory();
     const find = storage.findByReplacement?.bind(storage);

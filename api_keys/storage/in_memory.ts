@@ -347,8 +347,14 @@ export class InMemoryApiKeyStorage implements ApiKeyStorage {
     return Promise.resolve();
   }
 
-  /** Sets `lastUsedAt` of a known id (unknown ids are ignored). */
+  /**
+   * Sets `lastUsedAt` of a known id (unknown ids are ignored); one that is
+   * not a valid `Date` rejects with a `TypeError`.
+   */
   touchLastUsed(id: string, lastUsedAt: Date): Promise<void> {
+    if (!(lastUsedAt instanceof Date) || Number.isNaN(lastUsedAt.getTime())) {
+      return Promise.reject(new TypeError("touchLastUsed: lastUsedAt must be a valid Date"));
+    }
     const record = this.#byId.get(id);
     if (record !== undefined) record.lastUsedAt = new Date(lastUsedAt.getTime());
     return Promise.resolve();

@@ -62,6 +62,12 @@ export interface PrismaApiKeyDelegate {
   findUnique(args: { where: { id: string } | { prefix: string } }): Promise<unknown | null>;
   /** Updates one row; rejects with code `P2025` when none matches `where`. */
   update(args: { where: Record<string, unknown>; data: Record<string, unknown> }): Promise<unknown>;
+  /**
+   * The model's field references (a generated delegate has them): `rotatedAt`
+   * lets a page's status filters compare `expiresAt` with it; without it,
+   * no `listPageByTenant`.
+   */
+  readonly fields?: { readonly rotatedAt?: unknown };
 }
 
 /**
@@ -286,16 +292,29 @@ async function appendIn(tx: PrismaTransactionClient, audit: AuditAppend): Promis
   await tx.$queryRawUnsafe!(APPEND_AUDIT_SQL, audit.tenantId, audit.body);
 }
 
-/** The `where` of a page's status at `now`, environment and `q` (see `ListApiKeyPageOptions`). */
-function pageFilters(options: ListApiKeyPageOptions): Record<string, unknown> {
+/**
+ * The `where` of a page's status at `now`, environment and `q` (see
+ * `ListApiKeyPageOptions`); `rotatedAt` the field reference of the column.
+ * Expired as `acceptedUntilMs` has it: `expiresAt` at or before `now`, or at
+ * or before `rotatedAt` (a rotation without grace; NULL compares false).
+ */
+function pageFilters(options: ListApiKeyPageOptions, rotatedAt: unknown): Record<string, unknown> {
   const { status, now, environment, q } = options;
-  const unexpired = { OR: [{ expiresAt: null }, { expiresAt: { gt: now } }] };
+  const ended = { OR: [{ expiresAt: { lte: now } }, { expiresAt: { lte: rotatedAt } }] };
+  const unexpired = {
+    OR: [{ expiresAt: null }, {
+      AND: [
+        { expiresAt: { gt: now } },
+        { OR: [{ rotatedAt: null }, { expiresAt: { gt: rotatedAt } }] },
+      ],
+    }],
+  };
   const rotating = { OR: [{ rotatedAt: { not: null } }, { replacedByKeyId: { not: null } }] };
   const byStatus: Record<typeof status, Record<string, unknown>[]> = {
     all: [],
     unrevoked: [{ revokedAt: null }],
     revoked: [{ revokedAt: { not: null } }],
-    expired: [{ revokedAt: null }, { expiresAt: { lte: now } }],
+    expired: [{ revokedAt: null }, ended],
     rotating: [{ revokedAt: null }, unexpired, rotating],
     active: [{ revokedAt: null }, unexpired, { rotatedAt: null }, { replacedByKeyId: null }],
   };
@@ -433,7 +452,7 @@ function toRecord(row: unknown): ApiKeyRecord {
  * Storage over a Prisma-shaped client, using only the spec's delegate calls
  * (`create`, `findMany`, `findUnique`, `update`, optional `$transaction`).
  * Capabilities: `markRevokedIfActive`, `replaceHash`, `countHashes`,
- * `lowerExpiry`, `replaceNameForTenant`, `listPageByTenant`, `findByReplacement`, `findManyByIds` and the tenant-bound operations; the
+ * `lowerExpiry`, `replaceNameForTenant`, `listPageByTenant` (with the delegate's `fields`), `findByReplacement`, `findManyByIds` and the tenant-bound operations; the
  * expiry notices, rotation waits (migration `0004_api_key_expiry`), `storesLayout` (`0006`),
  * `storesRateLimits` (`0008`), `storesRateLimitKeyId` (`0014`), `storesCredits` (`0011`; with
  * `$queryRawUnsafe` also `findTenantPool` and `setTenantPool`, index `0018`), `recordUsage`/`readUsage` (`usage`, raw
@@ -516,6 +535,17 @@ export class PrismaApiKeyStorage implements ApiKeyStorage {
   readonly readAudit?: (query: AuditReadQuery) => Promise<AuditReadAnswer>;
   /** Capability, with the `audit` option only: one statement deleting and re-anchoring. */
   readonly pruneAudit?: (tenantId: string, before: Date) => Promise<number>;
+  /**
+   * Capability, on a client whose `apiKey` delegate has `fields` (a generated
+   * one does): one page of a tenant's records: `findMany` with the filters,
+   * the keyset after the cursor and `take` (`last_used_desc` in two: the
+   * used keys, then the never-used ones), then one `findMany` of the
+   * records replaced by the page's (indexes: migration `0016_api_key_pages`).
+   */
+  readonly listPageByTenant?: (
+    tenantId: string,
+    options: ListApiKeyPageOptions,
+  ) => Promise<ApiKeyRecordPage>;
   /** Whether the `audit` option is on. */
   readonly #audit: boolean = false;
 
@@ -531,6 +561,10 @@ export class PrismaApiKeyStorage implements ApiKeyStorage {
       "client.apiKey",
     );
     this.#client = client;
+    const rotatedAt = client.apiKey.fields?.rotatedAt;
+    if (rotatedAt !== undefined) {
+      this.listPageByTenant = (tenantId, options) => this.#listPage(tenantId, options, rotatedAt);
+    }
     const {
       expiryNotices,
       rotationWaits,
@@ -699,18 +733,13 @@ export class PrismaApiKeyStorage implements ApiKeyStorage {
     });
   }
 
-  /**
-   * Capability: one page of a tenant's records: `findMany` with the filters,
-   * the keyset after the cursor and `take` (`last_used_desc` in two: the
-   * used keys, then the never-used ones), then one `findMany` of the
-   * records replaced by the page's (indexes: migration `0016_api_key_pages`).
-   */
-  async listPageByTenant(
+  async #listPage(
     tenantId: string,
     options: ListApiKeyPageOptions,
+    rotatedAt: unknown,
   ): Promise<ApiKeyRecordPage> {
     const { limit, after, sort } = options;
-    const where = { tenantId, ...pageFilters(options) };
+    const where = { tenantId, ...pageFilters(options, rotatedAt) };
     const find = (
       keyset: Record<string, unknown>,
       orderBy: Record<string, "asc" | "desc">[],

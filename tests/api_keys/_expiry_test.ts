@@ -217,6 +217,14 @@ describe("notifyExpiring: options and storage", () => {
       service.notifyExpiring({ thresholdsMs: [DAY], now: new Date(Number.NaN) }),
     );
     assert.equal(now.field, "now");
+    // Valid Dates out of the instants the service reads (a 503 from PostgreSQL, 22008).
+    for (const ms of [8.64e15, Date.UTC(10000, 0, 1), Date.parse("-000001-01-01T00:00:00Z")]) {
+      const far = await rejection(
+        service.notifyExpiring({ thresholdsMs: [DAY], now: new Date(ms) }),
+      );
+      assert.equal(far.code, "api_key_invalid_input", String(ms));
+      assert.equal(far.field, "now", String(ms));
+    }
     assert.equal((await rejection(service.notifyExpiring(null as never))).field, "options");
   });
 

@@ -145,3 +145,52 @@ describe("compileSettings: wallAt (a request's wall-clock time from its monotoni
     assert.equal(compileSettings(memory()).wallAt, undefined);
   });
 });
+
+describe("compileSettings: clock (an injected one answers a valid Date or throws)", () => {
+  it("the compiled clock throws a TypeError for anything but a valid Date, and answers a valid one as it is", () => {
+    for (const answer of [new Date(Number.NaN), Date.now(), "2030-01-01T00:00:00Z", null]) {
+      const { clock } = compileSettings({ ...memory(), clock: () => answer as Date });
+      assert.throws(() => clock(), TypeError, String(answer));
+    }
+    const at = new Date("2030-01-01T00:00:00.000Z");
+    assert.equal(compileSettings({ ...memory(), clock: () => at }).clock(), at);
+  });
+
+  it("an expired key under a clock answering an Invalid Date is refused as a throwing clock is, and no lastUsedAt is written", async () => {
+    let now = Date.parse("2030-01-01T00:00:00.000Z");
+    let answer: () => Date = () => new Date(now);
+    const storage = new InMemoryApiKeyStorage();
+    const service = new ApiKeysService({
+      peppers: { 1: PEPPER_1 },
+      storage,
+      cache: false,
+      debounceMs: 0,
+      clock: () => answer(),
+    });
+    const scopes = [{ resource: "o", level: "read" as const }];
+    const expiring = await service.create({
+      tenantId: "t-clock",
+      name: "n",
+      scopes,
+      expiresAt: new Date(now + 1_000),
+    });
+    const unexpiring = await service.create({ tenantId: "t-clock", name: "m", scopes });
+    now += 5_000;
+    answer = () => {
+      throw new Error("clock broke");
+    };
+    await assert.rejects(service.verify(expiring.key), /clock broke/);
+    answer = () => new Date(Number.NaN);
+    await assert.rejects(service.verify(expiring.key), TypeError);
+    // A key without expiry reads no clock to verify; its use's time is never an Invalid Date.
+    await service.verify(unexpiring.key).catch(() => {});
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    answer = () => new Date(now);
+    await assert.rejects(service.verify(expiring.key), { code: "api_key_expired" });
+    for (const { id } of [expiring, unexpiring]) {
+      assert.equal((await storage.findById(id))!.lastUsedAt, null, id);
+    }
+    assert.equal((await service.list("t-clock")).length, 2);
+    await service.close();
+  });
+});

@@ -8,7 +8,11 @@
 import { after, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import pg from "pg";
-import { PrismaApiKeyStorage, runApiKeyStorageContract } from "../../api_keys/mod.ts";
+import {
+  ApiKeysService,
+  PrismaApiKeyStorage,
+  runApiKeyStorageContract,
+} from "../../api_keys/mod.ts";
 import { threeRunners } from "../api_keys/expiry_runners.ts";
 import { createPrismaClient, databaseReady, probeDatabase } from "./prisma_client.ts";
 import { expiryDelegates, probeExpiryTables, resetExpiryTables } from "./expiry_tables.ts";
@@ -35,6 +39,22 @@ if (databaseReady("expiry notices on PostgreSQL", unavailable)) {
   });
 
   describe("notifyExpiring on PostgreSQL", () => {
+    it("a `now` that is a valid Date out of the instants the service reads is api_key_invalid_input, never 503 (22008)", async () => {
+      const service = new ApiKeysService({
+        peppers: { 1: "postgres-expiry-pepper-0123456789abcdef" },
+        storage: new PrismaApiKeyStorage(prisma, expiryDelegates(prisma)),
+        cache: false,
+      });
+      for (const ms of [8.64e15, Date.parse("-000001-01-01T00:00:00Z")]) {
+        await assert.rejects(
+          service.notifyExpiring({ thresholdsMs: [86_400_000], now: new Date(ms) }),
+          { code: "api_key_invalid_input", field: "now" },
+          String(ms),
+        );
+      }
+      await service.close();
+    });
+
     it("three concurrent runners over 2,000 keys: each (key, threshold) exactly once", async () => {
       const apiKey = prisma.apiKey as unknown as {
         createMany(args: { data: Record<string, unknown>[] }): Promise<unknown>;

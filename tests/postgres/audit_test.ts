@@ -273,6 +273,17 @@ if (databaseReady("the audit log on PostgreSQL", unavailable)) {
       await service.close();
     });
 
+    it("through the service: pruneAuditLog before a valid Date out of the instants the service reads is a TypeError, never a storage error (22008); nothing pruned", async () => {
+      const service = auditedService();
+      const tenantId = `pg-audit-${crypto.randomUUID()}`;
+      await service.create({ tenantId, name: "a", scopes: [{ resource: "o", level: "read" }] });
+      for (const ms of [8.64e15, Date.parse("-000001-01-01T00:00:00Z")]) {
+        await assert.rejects(service.pruneAuditLog(tenantId, new Date(ms)), TypeError, String(ms));
+      }
+      assert.equal((await service.auditLog(tenantId)).records.length, 1);
+      await service.close();
+    });
+
     it("through the service: renames of one key at once record the names each replaced", async () => {
       const service = auditedService();
       const tenantId = `pg-audit-${crypto.randomUUID()}`;

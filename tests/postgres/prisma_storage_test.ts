@@ -388,6 +388,79 @@ if (databaseReady("PrismaApiKeyStorage on PostgreSQL", unavailable)) {
     });
   });
 
+  describe("instants and statuses of the admin routes' pages on PostgreSQL", () => {
+    const scopes = [{ resource: "projects", level: "read" as const }];
+    /** `GET /keys` of `tenant` with `params` through an admin handler over `keys`. */
+    const getKeys = async (
+      keys: ApiKeysService,
+      tenant: string,
+      params: Record<string, string>,
+    ) => {
+      const handle = createApiKeysAdminHandler<null>({
+        service: keys,
+        scopes: ["projects:read"],
+        tenantOf: () => tenant,
+        canManage: () => true,
+        policy: () => null,
+      });
+      return (await handle({
+        method: "GET",
+        path: "/keys",
+        query: (name) => params[name] ?? null,
+        headers: () => null,
+        body: null,
+      }, null))!;
+    };
+    const cursorOf = (value: string) =>
+      btoa(JSON.stringify(["created_desc", "k", value]))
+        .replaceAll("+", "-").replaceAll("/", "_").replaceAll("=", "");
+
+    it("GET /keys with a forged cursor dated out of the instants the service reads is the 400 of a bad cursor, never 503 (22009)", async () => {
+      const keys = service(new PrismaApiKeyStorage(prisma));
+      const tenant = `pg-cursor-${crypto.randomUUID()}`;
+      await keys.create({ tenantId: tenant, name: "k", scopes });
+      const fine = await getKeys(keys, tenant, { cursor: cursorOf("2100-01-01T00:00:00.000Z") });
+      assert.equal(fine.status, 200, fine.body);
+      for (const value of ["-010000-01-01T00:00:00.000Z", "+010000-01-01T00:00:00.000Z"]) {
+        const answer = await getKeys(keys, tenant, { cursor: cursorOf(value) });
+        assert.equal(answer.status, 400, `${value}: ${answer.body}`);
+        assert.match(answer.body, /"field":"cursor"/, value);
+      }
+      await keys.close();
+    });
+
+    it("a key rotated without grace is expired on an instance whose clock is 5 s behind: listSummaries and GET /keys?status= agree with verify", async () => {
+      const T = Date.parse("2030-01-01T00:00:00.000Z");
+      const storage = new PrismaApiKeyStorage(prisma);
+      const at = (offsetMs: number) =>
+        new ApiKeysService({
+          peppers: PEPPERS,
+          storage,
+          cache: false,
+          clock: () => new Date(T + offsetMs),
+        });
+      const ahead = at(0);
+      const behind = at(-5_000);
+      const tenant = `pg-skew-${crypto.randomUUID()}`;
+      const { id, key } = await ahead.create({ tenantId: tenant, name: "old", scopes });
+      await ahead.rotate(id, { gracePeriodMs: 0 });
+      await assert.rejects(behind.verify(key), { code: "api_key_expired" });
+      const listed = (await behind.listSummaries(tenant)).find((summary) => summary.id === id);
+      assert.equal(listed?.status, "expired");
+      const names = async (status: string) => {
+        const answer = await getKeys(behind, tenant, { status });
+        assert.equal(answer.status, 200, answer.body);
+        return (JSON.parse(answer.body) as { keys: { id: string; status: string }[] }).keys
+          .map((k) => `${k.id === id ? "old" : "new"} ${k.status}`);
+      };
+      assert.deepEqual(await names("expired"), ["old expired"]);
+      assert.deepEqual(await names("rotating"), []);
+      assert.deepEqual(await names("active"), ["new active"]);
+      await ahead.close();
+      await behind.close();
+    });
+  });
+
   describe("the admin routes' lookups on PostgreSQL (migration 0018)", () => {
     it("GET /keys, read, rename, revoke and rotate never list the tenant; without the lookups, the same answers", async () => {
       await reset();

@@ -115,9 +115,15 @@ describe("api_keys/admin/_query.ts", () => {
       btoa('["created_desc","k","not a date"]'),
       btoa('["created_desc","","2030-01-01T00:00:00Z"]'),
       btoa('["created_desc","k",null]'),
+      // Parsed, but out of the instants the service reads (a 503 from PostgreSQL, 22009).
+      btoa('["created_desc","k","-010000-01-01T00:00:00.000Z"]'),
+      btoa('["created_desc","k","0000-12-31T23:59:59.999Z"]'),
+      btoa('["created_desc","k","+010000-01-01T00:00:00.000Z"]'),
       btoa('["name_asc","k",5]'),
       btoa("{"),
     ];
+    const lastUsed = encodeCursor("last_used_desc", { id: "k", value: new Date(8.64e15) });
+    refuses(() => decodeCursor(lastUsed, "last_used_desc"), "cursor", "last_used_desc, year 10000");
     for (const cursor of bad) {
       refuses(() => decodeCursor(cursor.replaceAll("=", ""), "created_desc"), "cursor", cursor);
     }

@@ -1200,6 +1200,11 @@ describe("api_keys/audit/_log.ts", () => {
       );
     }
     await assert.rejects(service.pruneAuditLog("t", new Date(Number.NaN)), TypeError);
+    // Valid Dates out of the instants the service reads: the same TypeError, nothing pruned.
+    for (const ms of [8.64e15, Date.parse("-000001-01-01T00:00:00Z")]) {
+      await assert.rejects(service.pruneAuditLog("t", new Date(ms)), TypeError, String(ms));
+    }
+    assert.deepEqual(await service.verifyAuditLog("t").then((a) => a.ok && a.checked), 2);
   });
 
   it("never records a raw key, secret, hash or pepper", async () => {

@@ -51,6 +51,20 @@ describe("api_keys/storage/_paging.ts", () => {
     );
   });
 
+  it("statusOf: a key rotated without grace (expiresAt at or before rotatedAt) is expired whatever now, as verify refuses it (acceptedUntilMs)", () => {
+    // The rotating instance's clock 5 s ahead of this one: the rotation is later than NOW.
+    const rotatedAt = new Date(NOW + 5_000);
+    const ended = record("a", { rotatedAt, expiresAt: rotatedAt, replacedByKeyId: "b" });
+    assert.equal(statusOf(ended, NOW), "expired");
+    assert.equal(matchesPage(ended, "t", { ...OPTIONS, status: "rotating" }), false);
+    assert.equal(matchesPage(ended, "t", { ...OPTIONS, status: "expired" }), true);
+    const lowered = { ...ended, expiresAt: new Date(NOW + 4_000) };
+    assert.equal(statusOf(lowered, NOW), "expired");
+    const graced = { ...ended, expiresAt: new Date(NOW + 5_001) };
+    assert.equal(statusOf(graced, NOW), "rotating");
+    assert.equal(statusOf({ ...ended, revokedAt: new Date(NOW) }, NOW), "revoked");
+  });
+
   it("matchesPage: tenant, status, environment, q (name substring any case, or prefix start)", () => {
     const key = record("k", { name: "Deploy Bot", prefix: "sk_live_AbC" });
     assert.equal(matchesPage(key, "t", OPTIONS), true);

@@ -17,6 +17,11 @@ function clone(row: Row): Row {
   return structuredClone(row);
 }
 
+/** A field reference (`delegate.fields.x`): an operand naming another column of the row. */
+class FieldRef {
+  constructor(readonly name: string) {}
+}
+
 /** A comparable form of a column value (dates as epoch ms, bigints as numbers). */
 function comparable(value: unknown): unknown {
   if (value instanceof Date) return value.getTime();
@@ -41,18 +46,21 @@ function like(text: string, pattern: string): boolean {
 }
 
 /**
- * Whether a column value meets one `where` condition: equality, null, or
- * `gt`/`gte`/`lt`/`lte`, `not: null`, `in`, `startsWith`, `contains` (with
- * `mode: "insensitive"`: lower-cased both).
+ * Whether a column value of `row` meets one `where` condition: equality, null,
+ * or `gt`/`gte`/`lt`/`lte` (of a value or of a `FieldRef`, false against
+ * NULL as in SQL), `not: null`, `in`, `startsWith`, `contains` (with `mode:
+ * "insensitive"`: lower-cased both).
  */
-function meets(actual: unknown, condition: unknown): boolean {
+function meets(actual: unknown, condition: unknown, row: Row): boolean {
   if (condition === null) return actual === null || actual === undefined;
   if (typeof condition === "object" && !(condition instanceof Date)) {
     if (actual === null || actual === undefined) return false;
     const a = comparable(actual) as number | string;
     const { mode, ...operators } = condition as Record<string, unknown>;
     const fold = (text: string) => mode === "insensitive" ? text.toLowerCase() : text;
-    return Object.entries(operators).every(([operator, operand]) => {
+    return Object.entries(operators).every(([operator, given]) => {
+      const operand = given instanceof FieldRef ? row[given.name] ?? null : given;
+      if (given instanceof FieldRef && operand === null) return false;
       const b = comparable(operand) as number | string;
       switch (operator) {
         case "not":
@@ -84,7 +92,7 @@ function matches(row: Row, where: Record<string, unknown>): boolean {
   return Object.entries(where).every(([field, value]) => {
     if (field === "OR") return (value as Record<string, unknown>[]).some((w) => matches(row, w));
     if (field === "AND") return (value as Record<string, unknown>[]).every((w) => matches(row, w));
-    return meets(row[field], value);
+    return meets(row[field], value, row);
   });
 }
 
@@ -153,6 +161,7 @@ export function fakePrismaClient(
   };
   let lock: Promise<unknown> = Promise.resolve();
   const delegate = (): PrismaApiKeyDelegate => ({
+    fields: { rotatedAt: new FieldRef("rotatedAt") },
     async create({ data }) {
       await tick();
       checkColumns(data);

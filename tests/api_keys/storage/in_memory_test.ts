@@ -65,6 +65,17 @@ describe("InMemoryApiKeyStorage", () => {
     assert.equal(storage.peekByPrefix(record(2).prefix)?.expiresAt?.getTime(), 0);
   });
 
+  it("touchLastUsed refuses a lastUsedAt that is not a valid Date (TypeError) and keeps the stored one", async () => {
+    const storage = new InMemoryApiKeyStorage();
+    await storage.insert(record(1, { lastUsedAt: new Date(7) }));
+    for (const at of [new Date(Number.NaN), 7, null]) {
+      await assert.rejects(storage.touchLastUsed("k1", at as Date), TypeError, String(at));
+    }
+    assert.equal((await storage.findById("k1"))!.lastUsedAt?.getTime(), 7);
+    await storage.touchLastUsed("k1", new Date(9));
+    assert.equal((await storage.findById("k1"))!.lastUsedAt?.getTime(), 9);
+  });
+
   it("lists one tenant's records without reading the others", async () => {
     const storage = new InMemoryApiKeyStorage();
     for (let n = 0; n < 1_000; n++) await storage.insert(record(n, { tenantId: `t${n % 100}` }));
