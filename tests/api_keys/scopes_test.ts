@@ -3,6 +3,7 @@ import assert from "node:assert/strict";
 import { flattenScopes, scopeSatisfies } from "../../api_keys/scopes.ts";
 import { ApiKeyError, ApiKeyValidationError } from "../../api_keys/mod.ts";
 import { makeService, rejection } from "./helpers.ts";
+import { generateKey } from "../../api_keys/key_format.ts";
 
 describe("scopes", () => {
   it("flattens to resource:level, deduped in first-seen order", () => {
@@ -89,6 +90,22 @@ describe("scopes", () => {
       /scopes\[0\]\.level "Read" must be "read" or "write"/,
       "a word is shown",
     );
+  });
+
+  it("refuses an API key as a resource (a key pasted in the scope field would be stored and listed in plain text), never echoing it", () => {
+    for (const environment of ["live", "test"] as const) {
+      const { raw } = generateKey({ environment });
+      assert.throws(
+        () => flattenScopes([{ resource: raw, level: "read" }]),
+        (error: Error) =>
+          error instanceof TypeError && /scopes\[0\]\.resource must not be an API key/.test(
+            error.message,
+          ) && !error.message.includes(raw.slice(8, 20)),
+      );
+      // A near miss (its checksum broken) is a resource like any other.
+      const broken = raw.slice(0, -1) + (raw.endsWith("A") ? "B" : "A");
+      assert.deepEqual(flattenScopes([{ resource: broken, level: "read" }]), [`${broken}:read`]);
+    }
   });
 
   it("seed 0.4: a resource is 1 to 128 characters", () => {
