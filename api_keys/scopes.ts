@@ -4,6 +4,7 @@
  * @module
  */
 import type { Scope, ScopeLevel } from "./types.ts";
+import { parseKey } from "./key_format.ts";
 
 /**
  * A scope resource: 1 to 128 (seed 0.4) characters of `[A-Za-z0-9._/-]`, a
@@ -13,9 +14,18 @@ const RESOURCE_PATTERN = /^[A-Za-z0-9._/-]{1,128}$/;
 /** The rule of a scope resource, as error messages state it. */
 export const SCOPE_RESOURCE_RULE = "1-128 characters of [A-Za-z0-9._/-]";
 
-/** Whether `value` is a scope resource. */
+/**
+ * Whether `value` is a scope resource: of `RESOURCE_PATTERN`, and not an API
+ * key (of the alphabet too: pasted in the scope field, it would be stored and
+ * listed in plain text).
+ */
 function isScopeResource(value: unknown): value is string {
-  return typeof value === "string" && RESOURCE_PATTERN.test(value);
+  return typeof value === "string" && RESOURCE_PATTERN.test(value) && !isKey(value);
+}
+
+/** Whether `value` parses as an API key of the current layout (its checksum holds). */
+function isKey(value: unknown): boolean {
+  return typeof value === "string" && parseKey(value) !== null;
 }
 
 /**
@@ -48,7 +58,8 @@ export function assertScopeLevel(level: unknown, label: string): asserts level i
 /**
  * Flattens scopes to `resource:level` strings, deduped, in first-seen order.
  * Throws a `TypeError` naming the entry (`scopes[2].resource`) for a resource
- * outside `[A-Za-z0-9._/-]` or over 128 characters, or an unknown level.
+ * outside `[A-Za-z0-9._/-]` or over 128 characters, or an API key, or an
+ * unknown level.
  *
  * @example
  * ```ts
@@ -64,7 +75,11 @@ export function flattenScopes(scopes: Scope[]): string[] {
     const resource = scope?.resource;
     // Named by its index, never echoed: a pasted key or secret, or a huge value.
     if (!isScopeResource(resource)) {
-      throw new TypeError(`scopes[${i}].resource must be ${SCOPE_RESOURCE_RULE}`);
+      throw new TypeError(
+        `scopes[${i}].resource must ${
+          isKey(resource) ? "not be an API key" : `be ${SCOPE_RESOURCE_RULE}`
+        }`,
+      );
     }
     assertScopeLevel(scope.level, `scopes[${i}].level`);
     seen.add(`${resource}:${scope.level}`);
