@@ -111,6 +111,27 @@ describe("npm start's light install", () => {
     assert.ok(bytes <= MAX_BYTES, `${(bytes / 1e6).toFixed(1)} MB`);
   });
 
+  it("DATABASE_URL on it names the development install (the light install has no Prisma)", async () => {
+    const { code, stderr } = await new Deno.Command(Deno.execPath(), {
+      args: ["run", "-A", "--config", "demo/start.json", "demo/main.ts", "--port", "0"],
+      cwd: ROOT,
+      env: {
+        DATABASE_URL: "postgresql://demo:demo@127.0.0.1:1/demo",
+        API_KEY_PEPPERS: JSON.stringify({ 1: "x".repeat(40) }),
+        NO_COLOR: "1",
+      },
+      stdout: "null",
+      stderr: "piped",
+    }).output();
+    const text = new TextDecoder().decode(stderr);
+    assert.equal(code, 1, text);
+    assert.match(
+      text,
+      /^demo: could not start: Error: DATABASE_URL needs the development install: run `npm run deno -- task demo` \(/m,
+    );
+    assert.doesNotMatch(text, /not generated/);
+  });
+
   it("links only stand-ins for code the demo never runs", () => {
     const links = read("demo/start.json").links as string[];
     const stands = links.map((link) => read(join("demo", link, "package.json")).name).sort();
