@@ -58,9 +58,10 @@ if (args[0] === "--version") {
 `;
 }
 
-/** A temporary root holding a copy of scripts/*.mjs (and nothing in `.tools/`). */
+/** A temporary root holding a copy of package.json and scripts/*.mjs (and nothing in `.tools/`). */
 export function scriptsRoot(): string {
   const root = mkdtempSync(join(tmpdir(), "deno-mjs-"));
+  copyFileSync(join(SCRIPTS, "..", "package.json"), join(root, "package.json"));
   mkdirSync(join(root, "scripts"));
   for (const name of readdirSync(SCRIPTS).filter((name) => name.endsWith(".mjs"))) {
     copyFileSync(join(SCRIPTS, name), join(root, "scripts", name));
@@ -221,7 +222,26 @@ export function runScript(
   env: Record<string, string> = {},
   options: { detached?: boolean } = {},
 ): ScriptProcess {
-  const child = spawn("node", [join("scripts", script), ...args], {
+  return start(root, "node", [join("scripts", script), ...args], env, options.detached ?? false);
+}
+
+/** Starts `npm ...args` (`npm start`, `npm test`: package.json's scripts) as {@link runScript} does. */
+export function runNpm(
+  root: string,
+  args: string[],
+  env: Record<string, string> = {},
+): ScriptProcess {
+  return start(root, "npm", args, env, false);
+}
+
+function start(
+  root: string,
+  command: string,
+  args: string[],
+  env: Record<string, string>,
+  detached: boolean,
+): ScriptProcess {
+  const child = spawn(command, args, {
     cwd: root,
     env: {
       ...process.env,
@@ -231,7 +251,7 @@ export function runScript(
       ...env,
     },
     stdio: ["ignore", "pipe", "pipe"],
-    detached: options.detached ?? false,
+    detached,
   });
   let output = "";
   const listeners = new Set<() => void>();

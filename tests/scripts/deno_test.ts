@@ -17,6 +17,7 @@ import {
   gone,
   installFakeDeno,
   removeRoot,
+  runNpm,
   runScript,
   scriptsRoot,
 } from "./_fake_deno.ts";
@@ -161,4 +162,22 @@ describe("scripts/deno.mjs", { skip: noScripts }, () => {
       }
     });
   }
+
+  it("SIGTERM to `npm test` itself reaches Deno", async () => {
+    const root = scriptsRoot();
+    let denoPid = 0;
+    try {
+      installFakeDeno(root);
+      const run = runNpm(root, ["test"], { FAKE_DENO: "wait-task" });
+      denoPid = Number((await run.waitFor(/^fake deno task: pid (\d+)$/m))[1]);
+      process.kill(run.pid, "SIGTERM"); // npm passes it on to its script's shell only
+      await gone(denoPid);
+      const { code, output } = await run.exited;
+      assert.match(output, /^fake deno: SIGTERM$/m);
+      assert.notEqual(code, 0, output);
+    } finally {
+      if (denoPid && alive(denoPid)) process.kill(denoPid, "SIGKILL");
+      removeRoot(root);
+    }
+  });
 });

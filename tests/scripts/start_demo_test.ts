@@ -19,6 +19,7 @@ import {
   gone,
   installFakeDeno,
   removeRoot,
+  runNpm,
   runScript,
   scriptsRoot,
 } from "./_fake_deno.ts";
@@ -118,4 +119,22 @@ describe("scripts/start_demo.mjs", { skip: !onDeno && "runs on Deno" }, () => {
       }
     });
   }
+
+  it("SIGTERM to `npm start` itself (a process manager's, docker stop's) stops the demo", async () => {
+    const root = scriptsRoot();
+    let denoPid = 0;
+    try {
+      installFakeDeno(root);
+      const start = runNpm(root, ["start"], { FAKE_DENO: "wait-run" });
+      denoPid = Number((await start.waitFor(/^fake deno run: pid (\d+)$/m))[1]);
+      process.kill(start.pid, "SIGTERM"); // npm passes it on to its script's shell only
+      await gone(denoPid); // before the exit: a Deno left running holds the output open
+      const { code, output } = await start.exited;
+      assert.match(output, /^fake deno: SIGTERM$/m);
+      assert.notEqual(code, 0, output);
+    } finally {
+      if (denoPid && alive(denoPid)) process.kill(denoPid, "SIGKILL");
+      removeRoot(root);
+    }
+  });
 });
