@@ -1,6 +1,7 @@
 // Child processes of scripts/deno.mjs and scripts/start_demo.mjs: SIGINT and SIGTERM passed on to
 // them (spawnSync passes on nothing: a stopped `npm start` left the demo holding its port), and
-// this process's exit made the child's.
+// this process's exit made the child's. package.json's scripts start with `exec`: npm passes a
+// SIGTERM it receives to its script's shell only, which would die without passing it on.
 import { spawn } from "node:child_process";
 import process from "node:process";
 
