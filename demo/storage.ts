@@ -46,6 +46,13 @@ export function openMemoryStorage(): DemoStorage {
  * `prisma/migrations`) and the client must be generated (`prisma generate`).
  */
 export async function openPostgresStorage(databaseUrl: string): Promise<DemoStorage> {
+  // First: `npm start`'s light install (demo/start.json) has no Prisma packages at all.
+  const { PrismaPg } = await import("@prisma/adapter-pg").catch((error) => {
+    throw new Error(
+      "DATABASE_URL needs the development install: run `npm run deno -- task demo` " +
+        `(${(error as Error).message})`,
+    );
+  });
   let module: { PrismaClient: new (options: unknown) => ClosablePrismaClient };
   try {
     // A computed specifier: `deno check` must not need the generated files.
@@ -53,11 +60,10 @@ export async function openPostgresStorage(databaseUrl: string): Promise<DemoStor
   } catch (error) {
     throw new Error(
       "DATABASE_URL is set but the Prisma Client is not generated: run " +
-        "`deno run -A npm:prisma@7.10.1 generate --schema prisma/schema.prisma` " +
+        "`npm run deno -- run -A npm:prisma@7.10.1 generate --schema prisma/schema.prisma` " +
         `(${(error as Error).message})`,
     );
   }
-  const { PrismaPg } = await import("@prisma/adapter-pg");
   const client = new module.PrismaClient({
     adapter: new PrismaPg({ connectionString: databaseUrl }),
   });

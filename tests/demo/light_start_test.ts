@@ -86,7 +86,7 @@ describe("npm start's light install", () => {
     const root = read("deno.json").imports as Record<string, string>;
     const demo = read("demo/start.json").imports as Record<string, string>;
     for (const [name, target] of Object.entries(demo)) assert.equal(target, root[name], name);
-    assert.equal(read("package.json").scripts.start, "node scripts/start_demo.mjs");
+    assert.equal(read("package.json").scripts.start, "exec node scripts/start_demo.mjs");
   });
 
   it(`the demo's graph: at most ${MAX_PACKAGES} packages and ${MAX_BYTES / 1e6} MB on disk`, async () => {
@@ -109,6 +109,27 @@ describe("npm start's light install", () => {
     assert.deepEqual(absent, [], "packages not in the Deno cache (run `deno install` first)");
     assert.ok(packages.length <= MAX_PACKAGES, `${packages.length} packages`);
     assert.ok(bytes <= MAX_BYTES, `${(bytes / 1e6).toFixed(1)} MB`);
+  });
+
+  it("DATABASE_URL on it names the development install (the light install has no Prisma)", async () => {
+    const { code, stderr } = await new Deno.Command(Deno.execPath(), {
+      args: ["run", "-A", "--config", "demo/start.json", "demo/main.ts", "--port", "0"],
+      cwd: ROOT,
+      env: {
+        DATABASE_URL: "postgresql://demo:demo@127.0.0.1:1/demo",
+        API_KEY_PEPPERS: JSON.stringify({ 1: "x".repeat(40) }),
+        NO_COLOR: "1",
+      },
+      stdout: "null",
+      stderr: "piped",
+    }).output();
+    const text = new TextDecoder().decode(stderr);
+    assert.equal(code, 1, text);
+    assert.match(
+      text,
+      /^demo: could not start: Error: DATABASE_URL needs the development install: run `npm run deno -- task demo` \(/m,
+    );
+    assert.doesNotMatch(text, /not generated/);
   });
 
   it("links only stand-ins for code the demo never runs", () => {

@@ -2,14 +2,27 @@
  * `npm start` (scripts/start_demo.mjs): a download that stalls ends the start with one line saying
  * what to retry, instead of waiting forever. The registry here is a local port that accepts
  * connections and never answers; the demo's light config (with its linked stand-ins) is copied into a temporary folder so its
- * `node_modules` and a fresh Deno cache start empty.
+ * `node_modules` and a fresh Deno cache start empty. A slow download that keeps receiving bytes is
+ * no stall, and SIGINT/SIGTERM reach the install and the demo (a copy of the scripts in a temporary
+ * root with a fake Deno: tests/scripts/_fake_deno.ts).
  */
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { copyFileSync, cpSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import process from "node:process";
 import { fileURLToPath } from "node:url";
+import {
+  alive,
+  fakeRegistry,
+  gone,
+  installFakeDeno,
+  removeRoot,
+  runNpm,
+  runScript,
+  scriptsRoot,
+} from "./_fake_deno.ts";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 
@@ -49,11 +62,79 @@ describe("scripts/start_demo.mjs", { skip: !onDeno && "runs on Deno" }, () => {
         text,
         /^npm start: no download progress for 3 s .*run `npm start` again.*$/m,
       );
+      assert.doesNotMatch(text, /is kept/); // a download cut off is not
     } finally {
       listener.close();
       await accepting.catch(() => {});
       for (const conn of held) conn.close();
       rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("a slow download that keeps receiving bytes is no stall", async () => {
+    // About 5 s of download at 300 kB/s, with a stall bound of 2 s: npm prints nothing meanwhile.
+    const registry = await fakeRegistry({ payloadBytes: 1_500_000, bytesPerSecond: 300_000 });
+    const root = scriptsRoot();
+    try {
+      const started = performance.now();
+      const { code, output } = await runScript(root, "start_demo.mjs", ["--port", "0"], {
+        npm_config_registry: registry.url,
+        DEMO_STALL_SECONDS: "2",
+      }).exited;
+      const seconds = (performance.now() - started) / 1000;
+      assert.equal(code, 0, output);
+      assert.doesNotMatch(output, /no download progress/);
+      assert.match(output, /^fake deno: run .*demo\/main\.ts --port 0$/m);
+      assert.ok(
+        seconds > 4,
+        `the download took ${seconds.toFixed(1)} s: not slower than the bound`,
+      );
+    } finally {
+      removeRoot(root);
+      await registry.close();
+    }
+  });
+
+  for (
+    const [phase, signal] of [["install", "SIGINT"], ["install", "SIGTERM"], ["run", "SIGTERM"]]
+  ) {
+    it(`${signal} during the ${phase} ends Deno's ${phase} too`, async () => {
+      const root = scriptsRoot();
+      let denoPid = 0;
+      try {
+        installFakeDeno(root);
+        const start = runScript(root, "start_demo.mjs", [], { FAKE_DENO: `wait-${phase}` });
+        denoPid = Number(
+          (await start.waitFor(new RegExp(`^fake deno ${phase}: pid (\\d+)$`, "m")))[1],
+        );
+        process.kill(start.pid, signal);
+        await gone(denoPid); // before the exit: a Deno left running holds the output open
+        const { code, signal: ended, output } = await start.exited;
+        assert.match(output, new RegExp(`^fake deno: ${signal}$`, "m"));
+        if (phase === "run") assert.equal(code, 7, output); // the demo's own exit code
+        else assert.ok(ended === signal || code === 128 + (signal === "SIGINT" ? 2 : 15), output);
+      } finally {
+        if (denoPid && alive(denoPid)) process.kill(denoPid, "SIGKILL");
+        removeRoot(root);
+      }
+    });
+  }
+
+  it("SIGTERM to `npm start` itself (a process manager's, docker stop's) stops the demo", async () => {
+    const root = scriptsRoot();
+    let denoPid = 0;
+    try {
+      installFakeDeno(root);
+      const start = runNpm(root, ["start"], { FAKE_DENO: "wait-run" });
+      denoPid = Number((await start.waitFor(/^fake deno run: pid (\d+)$/m))[1]);
+      process.kill(start.pid, "SIGTERM"); // npm passes it on to its script's shell only
+      await gone(denoPid); // before the exit: a Deno left running holds the output open
+      const { code, output } = await start.exited;
+      assert.match(output, /^fake deno: SIGTERM$/m);
+      assert.notEqual(code, 0, output);
+    } finally {
+      if (denoPid && alive(denoPid)) process.kill(denoPid, "SIGKILL");
+      removeRoot(root);
     }
   });
 });

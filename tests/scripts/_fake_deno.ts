@@ -1,0 +1,325 @@
+/**
+ * Helpers of the tests of scripts/deno.mjs and scripts/start_demo.mjs: a copy of the scripts in a
+ * temporary root, a fake Deno (a Node script) installed into its `.tools/` as npm would, a local
+ * npm registry serving that fake as the package `deno` (at a chosen rate), and the scripts run as
+ * subprocesses.
+ *
+ * @module
+ */
+import { spawn, spawnSync } from "node:child_process";
+import { createHash, randomBytes } from "node:crypto";
+import {
+  chmodSync,
+  copyFileSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import process from "node:process";
+import { fileURLToPath } from "node:url";
+
+const SCRIPTS = fileURLToPath(new URL("../../scripts/", import.meta.url));
+
+/** The Deno version scripts/deno.mjs pins. */
+export const DENO_VERSION: string =
+  /const DENO_VERSION = "([^"]+)"/.exec(readFileSync(join(SCRIPTS, "deno.mjs"), "utf8"))![1];
+
+/**
+ * The fake Deno's source: `--version` prints `deno <version> (fake)`, `info --json` a JSON object
+ * with `npmCache`; with `FAKE_DENO=wait-<command>`, `<command>` prints `fake deno <command>: pid
+ * <pid>` and waits, exiting 7 on SIGINT or SIGTERM; any other command prints its arguments.
+ */
+function fakeDenoSource(version: string): string {
+  return `#!/usr/bin/env node
+const args = process.argv.slice(2);
+if (args[0] === "--version") {
+  console.log("deno ${version} (fake)");
+} else if (args[0] === "info") {
+  console.log(JSON.stringify({ npmCache: require("node:path").join(__dirname, "npm_cache") }));
+} else if (process.env.FAKE_DENO === "wait-" + args[0]) {
+  const stop = (signal) => {
+    console.log("fake deno: " + signal);
+    process.exit(7);
+  };
+  process.on("SIGINT", stop).on("SIGTERM", stop);
+  console.log("fake deno " + args[0] + ": pid " + process.pid);
+  setInterval(() => {}, 1000);
+} else {
+  console.log("fake deno: " + args.join(" "));
+}
+`;
+}
+
+/** A temporary root holding a copy of package.json and scripts/*.mjs (and nothing in `.tools/`). */
+export function scriptsRoot(): string {
+  const root = mkdtempSync(join(tmpdir(), "deno-mjs-"));
+  copyFileSync(join(SCRIPTS, "..", "package.json"), join(root, "package.json"));
+  mkdirSync(join(root, "scripts"));
+  for (const name of readdirSync(SCRIPTS).filter((name) => name.endsWith(".mjs"))) {
+    copyFileSync(join(SCRIPTS, name), join(root, "scripts", name));
+  }
+  return root;
+}
+
+/** Removes a root made by {@link scriptsRoot}. */
+export function removeRoot(root: string): void {
+  rmSync(root, { recursive: true, force: true });
+}
+
+/**
+ * Installs the fake Deno into `root/.tools` as npm does: the package (its package.json names the
+ * pinned version) and its `.bin/deno` link; the binary reports `reports`.
+ */
+export function installFakeDeno(root: string, reports: string = DENO_VERSION): void {
+  const modules = join(root, ".tools", "node_modules");
+  mkdirSync(join(modules, "deno"), { recursive: true });
+  mkdirSync(join(modules, ".bin"), { recursive: true });
+  writeFileSync(
+    join(modules, "deno", "package.json"),
+    JSON.stringify({ name: "deno", version: DENO_VERSION }),
+  );
+  writeFileSync(join(modules, "deno", "bin.cjs"), fakeDenoSource(reports));
+  chmodSync(join(modules, "deno", "bin.cjs"), 0o755);
+  symlinkSync("../deno/bin.cjs", join(modules, ".bin", "deno"));
+}
+
+/** A local npm registry serving the fake Deno as the pinned `deno`. */
+export interface FakeRegistry {
+  /** The registry URL (for `npm_config_registry`). */
+  url: string;
+  /** How many times the `deno` tarball was requested. */
+  tarballRequests(): number;
+  /** Stops the server. */
+  close(): Promise<void>;
+}
+
+/** `files` packed by `npm pack` (offline): the tarball's bytes. */
+function pack(files: Record<string, string | Uint8Array>): Uint8Array {
+  const work = mkdtempSync(join(tmpdir(), "fake-deno-package-"));
+  try {
+    const dir = join(work, "package");
+    mkdirSync(dir);
+    for (const [name, content] of Object.entries(files)) {
+      writeFileSync(join(dir, name), content);
+      chmodSync(join(dir, name), 0o755);
+    }
+    const packed = spawnSync("npm", ["pack", "--silent", "--pack-destination", work], {
+      cwd: dir,
+      encoding: "utf8",
+    });
+    if (packed.status !== 0) throw new Error(`npm pack failed: ${packed.stderr}`);
+    return readFileSync(join(work, packed.stdout.trim().split("\n").pop()!));
+  } finally {
+    rmSync(work, { recursive: true, force: true });
+  }
+}
+
+/**
+ * Serves the fake Deno (reporting `reports`) as `deno@<pinned version>`, laid out as the real one:
+ * a small `deno` package with the `bin`, depending on `deno-payload` (`payloadBytes` of random,
+ * incompressible bytes, standing for the platform package's binary), whose tarball is sent in
+ * chunks at `bytesPerSecond`.
+ */
+export async function fakeRegistry(
+  options: { reports?: string; payloadBytes?: number; bytesPerSecond?: number } = {},
+): Promise<FakeRegistry> {
+  const version = DENO_VERSION;
+  const deno = { name: "deno", version, bin: { deno: "bin.cjs" } };
+  const denoDependencies = { dependencies: { "deno-payload": version } };
+  const payload = { name: "deno-payload", version };
+  const packages = {
+    deno: {
+      manifest: { ...deno, ...denoDependencies },
+      tarball: pack({
+        "package.json": JSON.stringify({ ...deno, ...denoDependencies }),
+        "bin.cjs": fakeDenoSource(options.reports ?? version),
+      }),
+    },
+    "deno-payload": {
+      manifest: payload,
+      tarball: pack({
+        "package.json": JSON.stringify(payload),
+        "payload.bin": randomBytes(options.payloadBytes ?? 1024),
+      }),
+    },
+  };
+  const rate = options.bytesPerSecond ?? Infinity;
+  let requests = 0;
+  const server: Server = createServer((request, response) => {
+    const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    for (const [name, { manifest, tarball }] of Object.entries(packages)) {
+      if (request.url === `/${name}`) {
+        const integrity = `sha512-${createHash("sha512").update(tarball).digest("base64")}`;
+        const dist = { tarball: `${base}/${name}/-/${name}-${version}.tgz`, integrity };
+        response.setHeader("Content-Type", "application/json");
+        response.end(JSON.stringify({
+          name,
+          "dist-tags": { latest: version },
+          versions: { [version]: { ...manifest, dist } },
+        }));
+        return;
+      }
+      if (request.url === `/${name}/-/${name}-${version}.tgz`) {
+        if (name === "deno") requests++;
+        response.setHeader("Content-Length", tarball.length);
+        const slow = name === "deno-payload" && Number.isFinite(rate);
+        const chunk = slow ? Math.max(1, Math.floor(rate / 10)) : tarball.length;
+        let sent = 0;
+        const send = () => {
+          if (response.destroyed) return;
+          response.write(tarball.subarray(sent, sent + chunk));
+          sent += chunk;
+          if (sent >= tarball.length) response.end();
+          else setTimeout(send, 100);
+        };
+        send();
+        return;
+      }
+    }
+    response.statusCode = 404;
+    response.end("{}");
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/`,
+    tarballRequests: () => requests,
+    close: () =>
+      new Promise((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+/** A script's subprocess: its output so far, and how it ended. */
+export interface ScriptProcess {
+  /** The subprocess's pid. */
+  pid: number;
+  /** stdout and stderr so far, interleaved. */
+  output(): string;
+  /** Resolves when the output matches `pattern` (rejects after `timeoutMs` or at exit). */
+  waitFor(pattern: RegExp, timeoutMs?: number): Promise<RegExpMatchArray>;
+  /** Resolves when it exits: its code, or the signal that ended it. */
+  exited: Promise<{ code: number | null; signal: string | null; output: string }>;
+}
+
+/**
+ * Starts `node scripts/<script> ...args` in `root` with this environment plus `env`, and
+ * an npm cache of its own (`root/npm_cache`) unless `env` names one.
+ */
+export function runScript(
+  root: string,
+  script: string,
+  args: string[],
+  env: Record<string, string> = {},
+  options: { detached?: boolean } = {},
+): ScriptProcess {
+  return start(root, "node", [join("scripts", script), ...args], env, options.detached ?? false);
+}
+
+/** Starts `npm ...args` (`npm start`, `npm test`: package.json's scripts) as {@link runScript} does. */
+export function runNpm(
+  root: string,
+  args: string[],
+  env: Record<string, string> = {},
+): ScriptProcess {
+  return start(root, "npm", args, env, false);
+}
+
+function start(
+  root: string,
+  command: string,
+  args: string[],
+  env: Record<string, string>,
+  detached: boolean,
+): ScriptProcess {
+  const child = spawn(command, args, {
+    cwd: root,
+    env: {
+      ...process.env,
+      npm_config_cache: join(root, "npm_cache"),
+      npm_config_update_notifier: "false",
+      NO_COLOR: "1",
+      ...env,
+    },
+    stdio: ["ignore", "pipe", "pipe"],
+    detached,
+  });
+  let output = "";
+  const listeners = new Set<() => void>();
+  const append = (chunk: string) => {
+    output += chunk;
+    for (const listener of listeners) listener();
+  };
+  child.stdout!.setEncoding("utf8").on("data", append);
+  child.stderr!.setEncoding("utf8").on("data", append);
+  let ended = false;
+  const exited = new Promise<{ code: number | null; signal: string | null; output: string }>(
+    (resolve) => {
+      child.on("close", (code, signal) => {
+        ended = true;
+        for (const listener of listeners) listener();
+        resolve({ code, signal, output });
+      });
+    },
+  );
+  return {
+    pid: child.pid!,
+    output: () => output,
+    exited,
+    waitFor: (pattern, timeoutMs = 60_000) =>
+      new Promise((resolve, reject) => {
+        const check = () => {
+          const match = output.match(pattern);
+          if (match) {
+            cleanup();
+            resolve(match);
+          } else if (ended) {
+            cleanup();
+            reject(new Error(`exited before printing ${pattern}:\n${output}`));
+          }
+        };
+        const timer = setTimeout(() => {
+          cleanup();
+          reject(new Error(`timed out waiting for ${pattern}:\n${output}`));
+        }, timeoutMs);
+        const cleanup = () => {
+          clearTimeout(timer);
+          listeners.delete(check);
+        };
+        listeners.add(check);
+        check();
+      }),
+  };
+}
+
+/** Whether process `pid` is still running (a zombie, exited but not yet reaped, is not). */
+export function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+  } catch {
+    return false;
+  }
+  try {
+    return !/^\d+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, "utf8"));
+  } catch {
+    return true; // no /proc (macOS): kill(0) is the answer
+  }
+}
+
+/** Resolves once process `pid` has exited (rejects after `timeoutMs`). */
+export async function gone(pid: number, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (alive(pid)) {
+    if (Date.now() > deadline) throw new Error(`process ${pid} still runs after ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
