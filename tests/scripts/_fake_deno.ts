@@ -11,6 +11,7 @@ import { createHash, randomBytes } from "node:crypto";
 import {
   chmodSync,
   copyFileSync,
+  existsSync,
   mkdirSync,
   mkdtempSync,
   readdirSync,
@@ -28,9 +29,10 @@ import { fileURLToPath } from "node:url";
 
 const SCRIPTS = fileURLToPath(new URL("../../scripts/", import.meta.url));
 
-/** The Deno version scripts/deno.mjs pins. */
-export const DENO_VERSION: string =
-  /const DENO_VERSION = "([^"]+)"/.exec(readFileSync(join(SCRIPTS, "deno.mjs"), "utf8"))![1];
+/** The Deno version scripts/deno.mjs pins ("" in a test tree without scripts/: the run on Node). */
+export const DENO_VERSION: string = /const DENO_VERSION = "([^"]+)"/.exec(
+  existsSync(join(SCRIPTS, "deno.mjs")) ? readFileSync(join(SCRIPTS, "deno.mjs"), "utf8") : "",
+)?.[1] ?? "";
 
 /**
  * The fake Deno's source: `--version` prints `deno <version> (fake)`, `info --json` a JSON object
