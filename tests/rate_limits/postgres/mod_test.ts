@@ -50,6 +50,10 @@ describe("createPostgresRateLimitStore", () => {
     await store.checkBatch([{ counters: [a], deadline: Date.now() - 10_000 }]);
     assert.equal(timeouts[0], 2_000, "a deadline passed: 2 s");
     timeouts.length = 0;
+    // Past a timer's range (2^31 - 1 ms) a timer fires at once: the wait is capped there.
+    await store.checkBatch([{ counters: [a], deadline: Date.now() + 1e12 }]);
+    assert.equal(timeouts[0], 2 ** 31 - 1);
+    timeouts.length = 0;
     pool.query = (statement) => {
       timeouts.push(typeof statement === "string" ? NaN : statement.query_timeout);
       return Promise.resolve({ rows: [{ n: 0 }] });
