@@ -134,6 +134,42 @@ describe("leak core", () => {
     assert.deepEqual(events.map((event) => event.type), ["api_key.exposed", "api_key.revoked"]);
   });
 
+  it("an injected clock answering anything but a valid Date fails the report closed, as a throwing one: nothing revoked, no event", async () => {
+    const broken: [string, () => unknown][] = [
+      ["Invalid Date", () => new Date(NaN)],
+      ["a number", () => Date.UTC(2030, 0, 1)],
+      ["a string", () => "2030-01-01T00:00:00.000Z"],
+      ["a throw", () => {
+        throw new Error("clock down");
+      }],
+    ];
+    for (const [name, answer] of broken) {
+      const { service, events } = makeService();
+      const exposed: unknown[] = [];
+      let clock = answer;
+      const core = compileLeakCore({
+        service,
+        clock: () => clock() as Date,
+        onExposed: (event) => void exposed.push(event),
+      }, "O");
+      const { id, key } = await service.create({ tenantId: "t1", name: "k", scopes: READ_ORDERS });
+      events.length = 0;
+      await assert.rejects(
+        revokeExposedKey(core, key, "content", null),
+        name === "a throw" ? /clock down/ : /^TypeError: O\.clock must answer a valid Date$/,
+        name,
+      );
+      assert.deepEqual([events, exposed], [[], []], name);
+      assert.equal((await service.verify(key)).keyId, id, `${name}: the key is still active`);
+      clock = () => new Date("2030-01-02T00:00:00.000Z");
+      assert.equal(await revokeExposedKey(core, key, "content", null), "revoked", name);
+      assert.deepEqual(events.map((event) => [event.type, event.at]), [
+        ["api_key.exposed", new Date("2030-01-02T00:00:00.000Z")],
+        ["api_key.revoked", new Date("2030-01-01T00:00:00.000Z")],
+      ], name);
+    }
+  });
+
   it("bounds bodies before copying and answers errors in the envelope's shape", () => {
     assert.deepEqual(bodyBytes("abc", 3), new TextEncoder().encode("abc"));
     assert.equal(bodyBytes("abcd", 3), null);

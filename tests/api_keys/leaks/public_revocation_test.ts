@@ -269,6 +269,34 @@ describe("public revocation handler", () => {
     assert.equal(report.stats().dropped, 1);
   });
 
+  it("a clock failing a dropped report's time (anything but a valid Date, or a throw) goes to onError; the answer stays 202", async () => {
+    for (
+      const answer of [() => new Date(NaN), () => 0, () => {
+        throw new Error("clock down");
+      }]
+    ) {
+      const drops: unknown[] = [];
+      const errors: unknown[] = [];
+      const { report, service } = setup({
+        maxQueued: 1,
+        clock: answer as () => Date,
+        onDropped: (drop) => void drops.push(drop),
+        onError: (error) => void errors.push(error),
+      });
+      const { key } = await service.create({ tenantId: "t1", name: "a", scopes: READ_ORDERS });
+      assert.equal((await report(request(key))).status, 202);
+      assert.equal((await report(request(generateKey({ environment: "live" }).raw))).status, 202);
+      assert.deepEqual(drops, []);
+      assert.equal(errors.length, 1);
+      assert.match(
+        String(errors[0]),
+        /PublicRevocationOptions\.clock must answer a valid Date|clock down/,
+      );
+      assert.equal(report.stats().dropped, 1);
+      await report.drain();
+    }
+  });
+
   it("validates its options", () => {
     const { service } = makeService();
     for (
