@@ -3,7 +3,8 @@
  * one parser of their text) and durations, the one way an
  * `ApiKeyValidationError` is built, non-empty strings, tenant ids of
  * lookups, the text rules (printable, storable, actor names), unknown
- * fields, what an error may echo, and the thresholds of the expiry notices. The checks of `create`,
+ * fields, what an error may echo, the thresholds of the expiry notices, and
+ * the check of an injected clock. The checks of `create`,
  * `rotate` and `list` inputs are in `_key_input.ts` (loaded with the flows,
  * not at import).
  *
@@ -47,6 +48,22 @@ export function durationProblem(value: unknown, fromMs: number): string | undefi
     return "must be a non-negative whole number of milliseconds";
   }
   return instantProblem(fromMs + value);
+}
+
+/**
+ * An injected wall clock (`label` names it), read through a check: an answer
+ * that is not a valid `Date` throws a `TypeError`, as a throwing clock does
+ * (the work fails closed: an Invalid Date would pass every expiry check, be
+ * stored as `lastUsedAt` and date events).
+ */
+export function checkedClock(clock: () => Date, label: string): () => Date {
+  return () => {
+    const now: unknown = clock();
+    if (!(now instanceof Date) || Number.isNaN(now.getTime())) {
+      throw new TypeError(`${label} must answer a valid Date`);
+    }
+    return now;
+  };
 }
 
 /** Throws the `ApiKeyValidationError` of `field` (the one way they are built). */

@@ -18,7 +18,7 @@ import type {
   ApiKeyVerificationMetric,
 } from "./events.ts";
 import { createHasher, keysImported, type WebCryptoSha256Hasher } from "./hasher.ts";
-import { durationProblem } from "./_input.ts";
+import { checkedClock, durationProblem } from "./_input.ts";
 import {
   assertValidNamespace,
   compileKeyLayouts,
@@ -303,22 +303,6 @@ function wallFromMonotonic(): (at: number, read?: number) => number | undefined 
 }
 
 /**
- * The injected `clock`, read through a check: an answer that is not a valid
- * `Date` throws a `TypeError`, as a throwing clock does (a verify fails
- * closed; an Invalid Date would pass every expiry check and be stored as
- * `lastUsedAt`).
- */
-function checkedClock(clock: () => Date): () => Date {
-  return () => {
-    const now = clock();
-    if (!(now instanceof Date) || Number.isNaN(now.getTime())) {
-      throw new TypeError(`${PREFIX}clock must answer a valid Date`);
-    }
-    return now;
-  };
-}
-
-/**
  * Validates `options` and compiles them; throws a `TypeError` whose message
  * names the option (every unknown one) (e.g. `ApiKeysServiceOptions.debounceMs must be a non-negative whole number of milliseconds`). Logs nothing.
  */
@@ -373,7 +357,7 @@ export function compileSettings(options: unknown): Settings {
   const feed = feedOptions(f.feed, f.maxStalenessMs, f.unknownPrefixLookups, PREFIX);
   const onAuthFailed = f.onAuthFailed;
   const authFailedFailed = warnOnce("onAuthFailed");
-  const clock = f.clock === undefined ? () => new Date() : checkedClock(f.clock);
+  const clock = f.clock === undefined ? () => new Date() : checkedClock(f.clock, `${PREFIX}clock`);
   const dispatch = createDispatcher(f.onEvent, f.onEventError, "onEvent", true);
   const refusals = checkAudit(o.audit, storage);
   const parts: { fleet?: FeedFollower; audit?: AuditLog; usage?: UsageRecorder } = {};

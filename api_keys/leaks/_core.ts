@@ -8,6 +8,7 @@ import type { ApiKeyExposedEvent } from "../events.ts";
 import type { LeakedKeyHandlerOptions, LeakedKeyService, LeakReportResponse } from "./types.ts";
 import { createDispatcher, type Dispatch } from "../_sinks.ts";
 import { serviceHooks } from "../_service_hooks.ts";
+import { checkedClock } from "../_input.ts";
 import type { ApiKeyEvent } from "../events.ts";
 import type { ApiKeyContext } from "../types.ts";
 
@@ -30,7 +31,7 @@ export interface LeakCore {
   claims: Claims;
   /** `onExposed` behind a dispatcher that contains its failures. */
   emitExposed: Dispatch<ApiKeyExposedEvent> | undefined;
-  /** Wall clock. */
+  /** Wall clock; an injected one answering anything but a valid Date throws (see `checkedClock`). */
   clock: () => Date;
 }
 
@@ -97,7 +98,9 @@ export function compileLeakCore(options: LeakedKeyHandlerOptions, label: string)
     revokeReported: hooks.revokeReported,
     claims: claimsOf(service),
     emitExposed: createDispatcher(options.onExposed, options.onExposedError, "onExposed", true),
-    clock: options.clock ?? (() => new Date()),
+    clock: options.clock === undefined
+      ? () => new Date()
+      : checkedClock(options.clock, `${label}.clock`),
   };
 }
 
@@ -116,7 +119,7 @@ function verificationCode(error: unknown): string | undefined {
  * compare-and-set of `markRevokedIfActive`, and a claim per process and
  * service for storages without it) emits `api_key.exposed` (to the service's
  * `onEvent`, then `onExposed`) right before `api_key.revoked`. Storage
- * failures reject.
+ * failures reject, as does a failing clock (before anything is written).
  */
 export async function revokeExposedKey(
   core: LeakCore,
@@ -144,13 +147,15 @@ export async function revokeExposedKey(
     }
     return "known";
   }
+  // Read before the revoke: a failing clock rejects the report with nothing written.
+  const at = core.clock();
   if (claims.size >= MAX_CLAIMS) claims.delete(claims.keys().next().value!);
   let revoked = false;
   const exposed = (): void => {
     revoked = true;
     const event: ApiKeyExposedEvent = {
       type: "api_key.exposed",
-      at: core.clock(),
+      at,
       keyId: context.keyId,
       tenantId: context.tenantId,
       prefix: context.prefix,

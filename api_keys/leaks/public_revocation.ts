@@ -39,8 +39,8 @@ export interface PublicRevocationOptions extends LeakedKeyHandlerOptions {
   maxBodyBytes?: number;
   /**
    * Receives the failure of a queued report (a storage error; never key
-   * material); its own throw or rejection is ignored. Default: one console
-   * warning, then silence.
+   * material) and of `clock` dating a dropped one; its own throw or rejection
+   * is ignored. Default: one console warning, then silence.
    */
   onError?: (error: unknown) => void;
 }
@@ -225,11 +225,18 @@ export function createPublicRevocationHandler(
       start();
     } else {
       counts.dropped++;
-      emitDropped?.({
-        type: "api_key.public_report_dropped",
-        at: core.clock(),
-        queued: queue.size,
-      });
+      if (emitDropped !== undefined) {
+        try {
+          emitDropped({
+            type: "api_key.public_report_dropped",
+            at: core.clock(),
+            queued: queue.size,
+          });
+        } catch (error) {
+          // A failing clock loses the notice, never the fixed answer.
+          fail(error);
+        }
+      }
     }
     return Promise.resolve(jsonResponse(202, ACCEPTED_BODY));
   };

@@ -62,6 +62,10 @@ export interface LeakedKeyHandlerOptions {
   onExposed?: (event: ApiKeyExposedEvent) => void | Promise<void>;
   /** Receives errors of `onExposed` (default: one console warning, then silence). */
   onExposedError?: (error: unknown, event: ApiKeyExposedEvent) => void;
-  /** Wall clock of event times (default `() => new Date()`). */
+  /**
+   * Wall clock of event times (default `() => new Date()`), read before a
+   * revoke: answering anything but a valid `Date` (or throwing) fails the
+   * report with nothing revoked.
+   */
   clock?: () => Date;
 }
