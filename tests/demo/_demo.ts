@@ -13,6 +13,7 @@ import type { LeakReportLimits } from "../../demo/leaks/report_limits.ts";
 import { type DemoServer, startDemoServer } from "../../demo/server.ts";
 import { type FetchDemoServer, startFetchDemoServer } from "../../demo/fetch/server.ts";
 import { chromiumMissing } from "../../demo/smoke/chromium.ts";
+import { waitForOutput } from "../scripts/_fake_deno.ts";
 
 /** Repository root (the subprocess's working directory). */
 export const ROOT: string = fileURLToPath(new URL("../../", import.meta.url));
@@ -77,27 +78,16 @@ export function spawnDemo(
     kill: (signal) => process.kill(child.pid!, signal),
     exited,
     waitFor: (text, timeoutMs = 60_000) =>
-      new Promise((resolve, reject) => {
-        const check = () => {
-          if (stdout.includes(text)) {
-            cleanup();
-            resolve(stdout);
-          } else if (child.exitCode !== null || child.signalCode !== null) {
-            cleanup();
-            reject(new Error(`demo exited before printing "${text}":\n${stdout}\n${stderr}`));
-          }
-        };
-        const timer = setTimeout(() => {
-          cleanup();
-          reject(new Error(`timed out waiting for "${text}":\n${stdout}\n${stderr}`));
-        }, timeoutMs);
-        const cleanup = () => {
-          clearTimeout(timer);
-          listeners.delete(check);
-        };
-        listeners.add(check);
-        check();
-      }),
+      waitForOutput(
+        {
+          text: () => stdout,
+          ended: () => child.exitCode !== null || child.signalCode !== null,
+          listeners,
+          shown: () => `${stdout}\n${stderr}`,
+        },
+        text,
+        timeoutMs,
+      ),
   };
 }
 

@@ -1,11 +1,12 @@
 /**
  * Helpers of the tests of scripts/deno.mjs and scripts/start_demo.mjs: a copy of the scripts in a
  * temporary root, a fake Deno (a Node script) installed into its `.tools/` as npm would, a local
- * npm registry serving that fake as the package `deno` (at a chosen rate), and the scripts run as
- * subprocesses.
+ * npm registry serving that fake as the package `deno` (at a chosen rate), the scripts run as
+ * subprocesses, their signal case, and the wait for a subprocess's output (the demo tests' too).
  *
  * @module
  */
+import assert from "node:assert/strict";
 import { spawn, spawnSync } from "node:child_process";
 import { createHash, randomBytes } from "node:crypto";
 import {
@@ -277,34 +278,93 @@ function start(
     pid: child.pid!,
     output: () => output,
     exited,
-    waitFor: (pattern, timeoutMs = 60_000) =>
-      new Promise((resolve, reject) => {
-        const check = () => {
-          const match = output.match(pattern);
-          if (match) {
-            cleanup();
-            resolve(match);
-          } else if (ended) {
-            cleanup();
-            reject(new Error(`exited before printing ${pattern}:\n${output}`));
-          }
-        };
-        const timer = setTimeout(() => {
-          cleanup();
-          reject(new Error(`timed out waiting for ${pattern}:\n${output}`));
-        }, timeoutMs);
-        const cleanup = () => {
-          clearTimeout(timer);
-          listeners.delete(check);
-        };
-        listeners.add(check);
-        check();
-      }),
+    waitFor: async (pattern, timeoutMs = 60_000) => {
+      const watched = { text: () => output, ended: () => ended, listeners };
+      return (await waitForOutput(watched, pattern, timeoutMs)).match(pattern)!;
+    },
   };
 }
 
+/** Output a subprocess has printed so far, watched for a pattern (see {@link waitForOutput}). */
+export interface WatchedOutput {
+  /** The output so far. */
+  text(): string;
+  /** Whether the process has ended (no more output comes). */
+  ended(): boolean;
+  /** Called on each new output and at the end. */
+  listeners: Set<() => void>;
+  /** What a failure shows (default: `text()`). */
+  shown?(): string;
+}
+
+/**
+ * Resolves with the output once it contains `pattern` (a string, or a RegExp's match); rejects,
+ * showing the output, once the process ended without it or after `timeoutMs`.
+ */
+export function waitForOutput(
+  watched: WatchedOutput,
+  pattern: string | RegExp,
+  timeoutMs: number,
+): Promise<string> {
+  const shown = () => watched.shown?.() ?? watched.text();
+  return new Promise((resolve, reject) => {
+    const check = () => {
+      const text = watched.text();
+      if (typeof pattern === "string" ? text.includes(pattern) : pattern.test(text)) {
+        cleanup();
+        resolve(text);
+      } else if (watched.ended()) {
+        cleanup();
+        reject(new Error(`exited before printing ${pattern}:\n${shown()}`));
+      }
+    };
+    const timer = setTimeout(() => {
+      cleanup();
+      reject(new Error(`timed out waiting for ${pattern}:\n${shown()}`));
+    }, timeoutMs);
+    const cleanup = () => {
+      clearTimeout(timer);
+      watched.listeners.delete(check);
+    };
+    watched.listeners.add(check);
+    check();
+  });
+}
+
+/**
+ * The signal case of a script: in a fresh root with the fake Deno installed, starts `node
+ * scripts/<script> ...args` or `npm ...args` (its Deno waiting in `command`), sends `signal` to it
+ * once Deno printed its pid, waits until Deno is gone, checks that Deno received the signal, and
+ * resolves with the run's exit.
+ */
+export async function signalReachesDeno(
+  command: string,
+  signal: NodeJS.Signals,
+  run: { script: string; args: string[] } | { npm: string[] },
+): Promise<{ code: number | null; signal: string | null; output: string }> {
+  const root = scriptsRoot();
+  let denoPid = 0;
+  try {
+    installFakeDeno(root);
+    const env = { FAKE_DENO: `wait-${command}` };
+    const started = "npm" in run
+      ? runNpm(root, run.npm, env)
+      : runScript(root, run.script, run.args, env);
+    const pidLine = new RegExp(`^fake deno ${command}: pid (\\d+)$`, "m");
+    denoPid = Number((await started.waitFor(pidLine))[1]);
+    process.kill(started.pid, signal);
+    await gone(denoPid); // before the exit: a Deno left running holds the output open
+    const exit = await started.exited;
+    assert.match(exit.output, new RegExp(`^fake deno: ${signal}$`, "m"));
+    return exit;
+  } finally {
+    if (denoPid && alive(denoPid)) process.kill(denoPid, "SIGKILL");
+    removeRoot(root);
+  }
+}
+
 /** Whether process `pid` is still running (a zombie, exited but not yet reaped, is not). */
-export function alive(pid: number): boolean {
+function alive(pid: number): boolean {
   try {
     process.kill(pid, 0);
   } catch {
@@ -318,7 +378,7 @@ export function alive(pid: number): boolean {
 }
 
 /** Resolves once process `pid` has exited (rejects after `timeoutMs`). */
-export async function gone(pid: number, timeoutMs = 10_000): Promise<void> {
+async function gone(pid: number, timeoutMs = 10_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (alive(pid)) {
     if (Date.now() > deadline) throw new Error(`process ${pid} still runs after ${timeoutMs} ms`);

@@ -11,15 +11,13 @@ import { createServer } from "node:net";
 import { join } from "node:path";
 import process from "node:process";
 import {
-  alive,
   DENO_VERSION,
   fakeRegistry,
-  gone,
   installFakeDeno,
   removeRoot,
-  runNpm,
   runScript,
   scriptsRoot,
+  signalReachesDeno,
 } from "./_fake_deno.ts";
 
 const noScripts = !existsSync(new URL("../../scripts/deno.mjs", import.meta.url)) &&
@@ -145,39 +143,15 @@ describe("scripts/deno.mjs", { skip: noScripts }, () => {
 
   for (const signal of ["SIGTERM", "SIGINT"] as const) {
     it(`${signal} reaches Deno, and the script exits with Deno's code`, async () => {
-      const root = scriptsRoot();
-      let denoPid = 0;
-      try {
-        installFakeDeno(root);
-        const run = runScript(root, "deno.mjs", ["test"], { FAKE_DENO: "wait-test" });
-        denoPid = Number((await run.waitFor(/^fake deno test: pid (\d+)$/m))[1]);
-        process.kill(run.pid, signal);
-        await gone(denoPid); // before the exit: a Deno left running holds the output open
-        const { code, output } = await run.exited;
-        assert.match(output, new RegExp(`^fake deno: ${signal}$`, "m"));
-        assert.equal(code, 7, output);
-      } finally {
-        if (denoPid && alive(denoPid)) process.kill(denoPid, "SIGKILL");
-        removeRoot(root);
-      }
+      const run = { script: "deno.mjs", args: ["test"] };
+      const { code, output } = await signalReachesDeno("test", signal, run);
+      assert.equal(code, 7, output);
     });
   }
 
   it("SIGTERM to `npm test` itself reaches Deno", async () => {
-    const root = scriptsRoot();
-    let denoPid = 0;
-    try {
-      installFakeDeno(root);
-      const run = runNpm(root, ["test"], { FAKE_DENO: "wait-task" });
-      denoPid = Number((await run.waitFor(/^fake deno task: pid (\d+)$/m))[1]);
-      process.kill(run.pid, "SIGTERM"); // npm passes it on to its script's shell only
-      await gone(denoPid);
-      const { code, output } = await run.exited;
-      assert.match(output, /^fake deno: SIGTERM$/m);
-      assert.notEqual(code, 0, output);
-    } finally {
-      if (denoPid && alive(denoPid)) process.kill(denoPid, "SIGKILL");
-      removeRoot(root);
-    }
+    // npm passes it on to its script's shell only
+    const { code, output } = await signalReachesDeno("task", "SIGTERM", { npm: ["test"] });
+    assert.notEqual(code, 0, output);
   });
 });

@@ -11,17 +11,13 @@ import assert from "node:assert/strict";
 import { copyFileSync, cpSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import process from "node:process";
 import { fileURLToPath } from "node:url";
 import {
-  alive,
   fakeRegistry,
-  gone,
-  installFakeDeno,
   removeRoot,
-  runNpm,
   runScript,
   scriptsRoot,
+  signalReachesDeno,
 } from "./_fake_deno.ts";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
@@ -95,46 +91,23 @@ describe("scripts/start_demo.mjs", { skip: !onDeno && "runs on Deno" }, () => {
     }
   });
 
-  for (
-    const [phase, signal] of [["install", "SIGINT"], ["install", "SIGTERM"], ["run", "SIGTERM"]]
-  ) {
+  const signalCases: [phase: string, signal: NodeJS.Signals][] = [
+    ["install", "SIGINT"],
+    ["install", "SIGTERM"],
+    ["run", "SIGTERM"],
+  ];
+  for (const [phase, signal] of signalCases) {
     it(`${signal} during the ${phase} ends Deno's ${phase} too`, async () => {
-      const root = scriptsRoot();
-      let denoPid = 0;
-      try {
-        installFakeDeno(root);
-        const start = runScript(root, "start_demo.mjs", [], { FAKE_DENO: `wait-${phase}` });
-        denoPid = Number(
-          (await start.waitFor(new RegExp(`^fake deno ${phase}: pid (\\d+)$`, "m")))[1],
-        );
-        process.kill(start.pid, signal);
-        await gone(denoPid); // before the exit: a Deno left running holds the output open
-        const { code, signal: ended, output } = await start.exited;
-        assert.match(output, new RegExp(`^fake deno: ${signal}$`, "m"));
-        if (phase === "run") assert.equal(code, 7, output); // the demo's own exit code
-        else assert.ok(ended === signal || code === 128 + (signal === "SIGINT" ? 2 : 15), output);
-      } finally {
-        if (denoPid && alive(denoPid)) process.kill(denoPid, "SIGKILL");
-        removeRoot(root);
-      }
+      const run = { script: "start_demo.mjs", args: [] };
+      const { code, signal: ended, output } = await signalReachesDeno(phase, signal, run);
+      if (phase === "run") assert.equal(code, 7, output); // the demo's own exit code
+      else assert.ok(ended === signal || code === 128 + (signal === "SIGINT" ? 2 : 15), output);
     });
   }
 
   it("SIGTERM to `npm start` itself (a process manager's, docker stop's) stops the demo", async () => {
-    const root = scriptsRoot();
-    let denoPid = 0;
-    try {
-      installFakeDeno(root);
-      const start = runNpm(root, ["start"], { FAKE_DENO: "wait-run" });
-      denoPid = Number((await start.waitFor(/^fake deno run: pid (\d+)$/m))[1]);
-      process.kill(start.pid, "SIGTERM"); // npm passes it on to its script's shell only
-      await gone(denoPid); // before the exit: a Deno left running holds the output open
-      const { code, output } = await start.exited;
-      assert.match(output, /^fake deno: SIGTERM$/m);
-      assert.notEqual(code, 0, output);
-    } finally {
-      if (denoPid && alive(denoPid)) process.kill(denoPid, "SIGKILL");
-      removeRoot(root);
-    }
+    // npm passes it on to its script's shell only
+    const { code, output } = await signalReachesDeno("run", "SIGTERM", { npm: ["start"] });
+    assert.notEqual(code, 0, output);
   });
 });
