@@ -8,7 +8,7 @@
  *
  * @module
  */
-import { fail, instantProblem } from "../_input.ts";
+import { fail, instantProblem, storableTextProblem } from "../_input.ts";
 import { checkUsageWindow } from "../metering/_usage_window.ts";
 import type { ApiKeyPageSort, ApiKeyPageStatus, ListApiKeyPageOptions } from "../storage/types.ts";
 import type { PagePosition } from "../storage/_paging.ts";
@@ -50,6 +50,12 @@ export function encodeCursor(sort: ApiKeyPageSort, position: PagePosition): stri
     .replaceAll("+", "-").replaceAll("/", "_").replaceAll("=", "");
 }
 
+/** Whether `value` is text of at most `max` characters a stored key may hold (`storableTextProblem`). */
+function isCursorText(value: unknown, max: number): value is string {
+  return typeof value === "string" && value.length <= max &&
+    storableTextProblem(value) === undefined;
+}
+
 /** The position a cursor of `sort` names; a cursor of another sort or malformed is a 400. */
 export function decodeCursor(text: string, sort: ApiKeyPageSort): PagePosition {
   let parsed: unknown;
@@ -65,11 +71,12 @@ export function decodeCursor(text: string, sort: ApiKeyPageSort): PagePosition {
   }
   const [of, id, value] = parsed as unknown[];
   if (of !== sort) fail("cursor", "belongs to another sort");
-  if (typeof id !== "string" || id === "" || id.length > MAX_ID_LENGTH) {
+  // Text no key holds (storableTextProblem: PostgreSQL refuses U+0000) is no cursor the server wrote.
+  if (!isCursorText(id, MAX_ID_LENGTH) || id === "") {
     fail("cursor", "must be a nextCursor of this list");
   }
   if (sort === "name_asc") {
-    if (typeof value !== "string" || value.length > MAX_API_KEY_NAME_LENGTH) {
+    if (!isCursorText(value, MAX_API_KEY_NAME_LENGTH)) {
       fail("cursor", "must be a nextCursor of this list");
     }
     return { id, value };
@@ -104,7 +111,7 @@ export function queryLimit(query: QueryOf): number | undefined {
 
 /**
  * Reads `limit` (1 to 100, default 25), `cursor` (a `nextCursor`), `q` (1
- * to 200 characters), `status` (default every key but the revoked ones),
+ * to 200 characters the storage can hold: `storableTextProblem`), `status` (default every key but the revoked ones),
  * `environment` and `sort` (default `created_desc`).
  */
 export function listQuery(query: QueryOf): ListQuery {
@@ -126,6 +133,8 @@ export function listQuery(query: QueryOf): ListQuery {
   if (q !== null && q.length > MAX_API_KEY_NAME_LENGTH) {
     fail("q", `must be at most ${MAX_API_KEY_NAME_LENGTH} characters`);
   }
+  const problem = q === null ? undefined : storableTextProblem(q);
+  if (problem !== undefined) fail("q", problem);
   const cursor = param(query, "cursor");
   return {
     limit,

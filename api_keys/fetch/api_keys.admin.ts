@@ -5,6 +5,7 @@
  * @module
  */
 import { createApiKeysAdminHandler } from "../admin/handler.ts";
+import { pathOfSegments, routeMethod } from "../admin/_binding.ts";
 import type { ApiKeysAdminOptions } from "../admin/types.ts";
 import { readBounded } from "./_bounded_body.ts";
 
@@ -29,12 +30,12 @@ const PREFIX = /^(\/[A-Za-z0-9._~-]+)+$/;
 /**
  * `path` with each segment percent-decoded, as Express and Fastify decode a
  * route's `:id` (the element sends a key id through `encodeURIComponent`);
- * `undefined` (no route) for a malformed escape or a segment holding a `/`.
+ * `undefined` (no route) for a malformed escape or a segment holding a `/`
+ * (`pathOfSegments`).
  */
 function decodedPath(path: string): string | undefined {
   try {
-    const segments = path.split("/").map(decodeURIComponent);
-    return segments.some((segment) => segment.includes("/")) ? undefined : segments.join("/");
+    return pathOfSegments(path.split("/").map(decodeURIComponent));
   } catch {
     return undefined;
   }
@@ -98,7 +99,7 @@ export function createApiKeysAdminFetchHandler(
     // HEAD is GET without the body, as Express and Fastify answer it
     const head = request.method === "HEAD";
     const answer = await handle({
-      method: head ? "GET" : request.method,
+      method: routeMethod(request.method),
       path,
       query: (name) => url.searchParams.has(name) ? url.searchParams.getAll(name).join(",") : null,
       headers: (name) => request.headers.get(name),

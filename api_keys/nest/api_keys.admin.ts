@@ -21,7 +21,8 @@ import {
 import { routeRateLimitOf } from "../metering/_limits.ts";
 import { API_KEYS_RATE_LIMIT_METADATA } from "./api_keys.constants.ts";
 import { createApiKeysAdminHandler } from "../admin/handler.ts";
-import type { AdminRequest, ApiKeysAdminHandler, ApiKeysAdminOptions } from "../admin/types.ts";
+import { pathOfSegments, routeMethod } from "../admin/_binding.ts";
+import type { ApiKeysAdminHandler, ApiKeysAdminOptions } from "../admin/types.ts";
 import { ApiKeysService } from "../service.ts";
 import type { LeakReportHttpRequest, LeakReportHttpResponse } from "./api_keys.leaks.ts";
 import { sendLeakReport } from "./api_keys.leaks.ts";
@@ -174,20 +175,26 @@ export function createApiKeysAdminController<R extends AdminHttpRequest = AdminH
       this.#handle = createApiKeysAdminHandler({ ...adminOptions, service });
     }
 
+    /**
+     * Serves the route of `segments` (`:id` decoded by Express or Fastify);
+     * an id holding a `/` is no key's (`pathOfSegments`), as in the Fetch
+     * binding. `HEAD` is answered as `GET`; Express and Fastify drop its body.
+     */
     async #serve(
-      route: string,
+      segments: readonly string[],
       request: AdminHttpRequest,
       response: LeakReportHttpResponse,
     ): Promise<void> {
+      const path = pathOfSegments(segments);
+      const method = routeMethod(request.method);
       const query = request.query ?? {};
-      const admin: AdminRequest = {
-        method: request.method,
-        path: route,
+      const answer = path === undefined ? undefined : await this.#handle({
+        method,
+        path,
         query: (name) => queryValue(query[name]),
         headers: headerOf(request),
-        body: request.method === "GET" ? null : bodyOf(request),
-      };
-      const answer = await this.#handle(admin, request as R);
+        body: method === "GET" ? null : bodyOf(request),
+      }, request as R);
       sendLeakReport(
         response,
         answer ?? {
@@ -205,19 +212,19 @@ export function createApiKeysAdminController<R extends AdminHttpRequest = AdminH
     /** `GET config`. */
     @Get("config")
     config(@Req() request: AdminHttpRequest, @Res() response: LeakReportHttpResponse) {
-      return this.#serve("/config", request, response);
+      return this.#serve(["", "config"], request, response);
     }
 
     /** `GET keys`. */
     @Get("keys")
     list(@Req() request: AdminHttpRequest, @Res() response: LeakReportHttpResponse) {
-      return this.#serve("/keys", request, response);
+      return this.#serve(["", "keys"], request, response);
     }
 
     /** `POST keys`. */
     @Post("keys")
     create(@Req() request: AdminHttpRequest, @Res() response: LeakReportHttpResponse) {
-      return this.#serve("/keys", request, response);
+      return this.#serve(["", "keys"], request, response);
     }
 
     /** `GET keys/:id`. */
@@ -227,7 +234,7 @@ export function createApiKeysAdminController<R extends AdminHttpRequest = AdminH
       @Req() request: AdminHttpRequest,
       @Res() response: LeakReportHttpResponse,
     ) {
-      return this.#serve(`/keys/${id}`, request, response);
+      return this.#serve(["", "keys", id], request, response);
     }
 
     /** `PATCH keys/:id`. */
@@ -237,7 +244,7 @@ export function createApiKeysAdminController<R extends AdminHttpRequest = AdminH
       @Req() request: AdminHttpRequest,
       @Res() response: LeakReportHttpResponse,
     ) {
-      return this.#serve(`/keys/${id}`, request, response);
+      return this.#serve(["", "keys", id], request, response);
     }
 
     /** `DELETE keys/:id`. */
@@ -247,7 +254,7 @@ export function createApiKeysAdminController<R extends AdminHttpRequest = AdminH
       @Req() request: AdminHttpRequest,
       @Res() response: LeakReportHttpResponse,
     ) {
-      return this.#serve(`/keys/${id}`, request, response);
+      return this.#serve(["", "keys", id], request, response);
     }
 
     /** `POST keys/:id/rotate`. */
@@ -257,13 +264,13 @@ export function createApiKeysAdminController<R extends AdminHttpRequest = AdminH
       @Req() request: AdminHttpRequest,
       @Res() response: LeakReportHttpResponse,
     ) {
-      return this.#serve(`/keys/${id}/rotate`, request, response);
+      return this.#serve(["", "keys", id, "rotate"], request, response);
     }
 
     /** `GET usage` (the usage of a page of keys). */
     @Get("usage")
     usageOfPage(@Req() request: AdminHttpRequest, @Res() response: LeakReportHttpResponse) {
-      return this.#serve("/usage", request, response);
+      return this.#serve(["", "usage"], request, response);
     }
 
     /** `GET keys/:id/usage`. */
@@ -273,13 +280,13 @@ export function createApiKeysAdminController<R extends AdminHttpRequest = AdminH
       @Req() request: AdminHttpRequest,
       @Res() response: LeakReportHttpResponse,
     ) {
-      return this.#serve(`/keys/${id}/usage`, request, response);
+      return this.#serve(["", "keys", id, "usage"], request, response);
     }
 
     /** `GET audit`. */
     @Get("audit")
     audit(@Req() request: AdminHttpRequest, @Res() response: LeakReportHttpResponse) {
-      return this.#serve("/audit", request, response);
+      return this.#serve(["", "audit"], request, response);
     }
   }
   // Managing keys spends no rate limit or credit of the caller's key, unless a `RateLimit`

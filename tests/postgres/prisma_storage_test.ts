@@ -429,6 +429,56 @@ if (databaseReady("PrismaApiKeyStorage on PostgreSQL", unavailable)) {
       await keys.close();
     });
 
+    it("GET /keys with q, or a cursor's id or name, holding U+0000 (PostgreSQL refuses it: 22021) is a 400 naming it, never a 503 nor an onError", async () => {
+      const keys = service(new PrismaApiKeyStorage(prisma));
+      const tenant = `pg-nul-${crypto.randomUUID()}`;
+      await keys.create({ tenantId: tenant, name: "k", scopes });
+      const errors: unknown[] = [];
+      const handle = createApiKeysAdminHandler<null>({
+        service: keys,
+        scopes: ["projects:read"],
+        tenantOf: () => tenant,
+        canManage: () => true,
+        policy: () => null,
+        onError: (error) => errors.push(error),
+      });
+      const cursorOf = (position: unknown[]) =>
+        btoa(JSON.stringify(position)).replaceAll("+", "-").replaceAll("/", "_").replaceAll(
+          "=",
+          "",
+        );
+      const get = async (params: Record<string, string>) =>
+        (await handle({
+          method: "GET",
+          path: "/keys",
+          query: (name) => params[name] ?? null,
+          headers: () => null,
+          body: null,
+        }, null))!;
+      const fine = await get({
+        q: "k",
+        sort: "name_asc",
+        cursor: cursorOf(["name_asc", "a", "a"]),
+      });
+      assert.equal(fine.status, 200, fine.body);
+      for (const bad of ["a\u0000b", "a\uD800b"]) {
+        for (
+          const [params, field] of [
+            [{ q: bad }, "q"],
+            [{ cursor: cursorOf(["created_desc", bad, "2020-01-01T00:00:00.000Z"]) }, "cursor"],
+            [{ sort: "name_asc", cursor: cursorOf(["name_asc", "k", bad]) }, "cursor"],
+            [{ sort: "name_asc", cursor: cursorOf(["name_asc", bad, "k"]) }, "cursor"],
+          ] as const
+        ) {
+          const answer = await get(params);
+          assert.equal(answer.status, 400, `${JSON.stringify(params)}: ${answer.body}`);
+          assert.match(answer.body, new RegExp(`"field":"${field}"`), JSON.stringify(params));
+        }
+      }
+      assert.deepEqual(errors, []);
+      await keys.close();
+    });
+
     it("a key rotated without grace is expired on an instance whose clock is 5 s behind: listSummaries and GET /keys?status= agree with verify", async () => {
       const T = Date.parse("2030-01-01T00:00:00.000Z");
       const storage = new PrismaApiKeyStorage(prisma);

@@ -1340,6 +1340,28 @@ describe("createApiKeysAdminHandler", () => {
     }
   });
 
+  it("list: q, or a cursor's id or name, holding U+0000 or a lone surrogate (text PostgreSQL refuses) is a 400 naming it on every storage, never reaching the storage", async () => {
+    const { call, errors } = await setup();
+    const cursorOf = (position: unknown[]) =>
+      btoa(JSON.stringify(position)).replaceAll("+", "-").replaceAll("/", "_").replaceAll("=", "");
+    for (const bad of ["a\u0000b", "a\uD800b"]) {
+      for (
+        const [query, field] of [
+          [{ q: bad }, "q"],
+          [{ cursor: cursorOf(["created_desc", bad, "2020-01-01T00:00:00.000Z"]) }, "cursor"],
+          [{ sort: "name_asc", cursor: cursorOf(["name_asc", "k", bad]) }, "cursor"],
+          [{ sort: "name_asc", cursor: cursorOf(["name_asc", bad, "admin"]) }, "cursor"],
+        ] as const
+      ) {
+        const answer = (await call("GET", "/keys", { query }))!;
+        assert.equal(answer.status, 400, `${JSON.stringify(query)}: ${answer.body}`);
+        assert.equal(answer.json.error.code, "api_key_invalid_input");
+        assert.equal(answer.json.error.details.field, field);
+      }
+    }
+    assert.deepEqual(errors, []);
+  });
+
   it("usage window: the service's rule on both routes (granularity=day up to 366 days, hour up to 31); past it a 400 naming to", async () => {
     const { call, clocks, admin, reader } = await setup({}, new InMemoryApiKeyStorage(), {
       usage: true,

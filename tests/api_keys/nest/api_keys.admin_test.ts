@@ -151,6 +151,32 @@ for (const platform of PLATFORMS) {
       assert.equal((await call("GET", "/usage?keys=a,b")).status, 501);
     });
 
+    it("HEAD on a GET route is answered as the GET without the body", async () => {
+      for (const path of ["/config", "/keys", `/keys/${admin.id}`]) {
+        const get = await call("GET", path);
+        const head = await call("HEAD", path);
+        assert.equal(get.status, 200, `GET ${path}: ${get.text}`);
+        assert.equal(head.status, 200, `HEAD ${path}`);
+        assert.equal(head.text, "", `HEAD ${path}`);
+      }
+    });
+
+    it("a key id holding an escaped / is no route's: the envelope's 404, never another route", async () => {
+      for (
+        const [method, path] of [
+          ["GET", `/keys/${admin.id}%2Fusage`],
+          ["GET", `/keys/${admin.id}%2Frotate`],
+          ["DELETE", `/keys/${admin.id}%2Fusage`],
+          ["PATCH", `/keys/${admin.id}%2Frotate`],
+        ]
+      ) {
+        const answer = await call(method, path, method === "PATCH" ? { name: "x" } : undefined);
+        assert.equal(answer.status, 404, `${method} ${path}: ${answer.text}`);
+        assert.equal(answer.json.error.code, "api_key_record_not_found", `${method} ${path}`);
+      }
+      assert.equal((await call("GET", `/keys/${admin.id}`)).json.name, "admin");
+    });
+
     it("the guard's key is the caller: no escalation, another tenant's key is 404", async () => {
       const escalation = await call("POST", "/keys", { name: "x", scopes: ["billing:read"] });
       assert.equal(escalation.status, 403);
