@@ -4,8 +4,10 @@
  * server. Takes a connected client of `redis` (node-redis 6, an optional
  * peer) from the caller; anything with its `evalSha` and `eval` works.
  *
- * Production setup: a client without an offline queue (a check sent while
- * Redis is away would otherwise wait in the client and be applied late), the
+ * Production setup: a client of its own without an offline queue (a check sent while
+ * Redis is away would otherwise wait in the client and be applied late), with
+ * `socket.socketTimeout`, `pingInterval` and a `reconnectStrategy` that
+ * reconnects after a socket timeout (a connection gone silent is replaced), the
  * store's own `error` listener (it attaches one, so a lost connection never
  * ends the process), and `await limiter.ready()` at start-up. Scripts sent
  * through the client's `sendCommand` go without its command timeout (node-redis
@@ -17,8 +19,12 @@
  * import { createRateLimiter } from "@saferoute/api-kit/rate-limits";
  * import { createRedisRateLimitStore } from "@saferoute/api-kit/rate-limits/redis";
  *
- * const client = await createClient({ url: "redis://127.0.0.1:6379", disableOfflineQueue: true })
- *   .connect();
+ * const client = await createClient({
+ *   url: "redis://127.0.0.1:6379",
+ *   disableOfflineQueue: true,
+ *   pingInterval: 1_000,
+ *   socket: { socketTimeout: 3_000, reconnectStrategy: (n) => Math.min(50 * 2 ** n, 2_000) },
+ * }).connect();
  * const limiter = createRateLimiter({ store: createRedisRateLimitStore({ client }) });
  * await limiter.ready();
  * const { allowed } = await limiter.check("key_1", [{ name: "api", limit: 100, windowMs: 60_000 }]);

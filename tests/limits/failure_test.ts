@@ -4,22 +4,27 @@
  * "closed" reports unavailable; no check waits longer than timeoutMs + 1,000 ms.
  * "local" enforces each policy per instance at floor(limit / instances) and
  * refuses credit spends; the throttler storage answers by the failure policy.
+ * Connections gone silent (sockets open, the proxy forwarding nothing) are
+ * replaced: PostgreSQL's by the store, Redis's by the docs' client options.
  */
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import pg from "pg";
 import { TcpProxy } from "../postgres/tcp_proxy.ts";
 import { createPostgresRateLimitStore } from "../../rate_limits/postgres/mod.ts";
+import { createRedisRateLimitStore } from "../../rate_limits/redis/mod.ts";
 import { createRateLimiter, type RateLimiterMetric } from "../../rate_limits/limiter.ts";
 import { createThrottlerStorage } from "../../rate_limits/throttler.ts";
 import {
   checkOnce,
   DATABASE_URL,
   freshSubject,
+  loadClient,
   openStore,
   readyStores,
   REDIS_URL,
 } from "./_services.ts";
+import type * as redisModule from "redis";
 
 // Generous enough for a healthy store on a loaded machine (the "before" checks must pass).
 const TIMEOUT_MS = 500;
@@ -156,6 +161,82 @@ for (const kind of await readyStores("rate-limit failure policy")) {
       });
     }
   });
+
+  if (kind === "redis") {
+    it("redis: a connection gone silent (socket open, nothing answered) under steady checks counts again within 10 s with docs/rate-limits.md's client options, never without them", async () => {
+      const target = new URL(REDIS_URL!);
+      const proxy = new TcpProxy(target.hostname, Number(target.port));
+      target.port = String(proxy.start());
+      const { createClient } = loadClient<typeof redisModule>("redis").module;
+      const url = target.href;
+      const clients = {
+        // As docs/rate-limits.md ("Production setup") sets it up.
+        documented: createClient({
+          url,
+          disableOfflineQueue: true,
+          pingInterval: 1_000,
+          socket: {
+            socketTimeout: 3_000,
+            reconnectStrategy: (retries) => Math.min(50 * 2 ** retries, 2_000),
+          },
+        }),
+        bare: createClient({ url, disableOfflineQueue: true }),
+        // node-redis's own reconnectStrategy never reconnects after a socket timeout.
+        noReconnect: createClient({
+          url,
+          disableOfflineQueue: true,
+          socket: { socketTimeout: 3_000 },
+        }),
+      };
+      const names = Object.keys(clients) as (keyof typeof clients)[];
+      const policy = [{ name: "api", limit: 1_000_000, windowMs: 60_000 }];
+      const subject = freshSubject("redis-silent");
+      const recovered = { documented: -1, bare: -1, noReconnect: -1 };
+      const thrown: string[] = [];
+      try {
+        const limiters = await Promise.all(names.map(async (name) => {
+          await clients[name].connect();
+          const store = createRedisRateLimitStore({ client: clients[name], logger: () => {} });
+          const limiter = createRateLimiter({
+            store,
+            onStoreError: "closed",
+            timeoutMs: 300,
+            logger: () => {},
+          });
+          assert.equal((await limiter.check(subject, policy)).outcome, "store");
+          return limiter;
+        }));
+        proxy.silenceOpen();
+        const start = performance.now();
+        // Steady traffic: a check on each limiter every 20 ms, none waiting for the one before.
+        await new Promise<void>((done) => {
+          const tick = setInterval(() => {
+            if (performance.now() - start > 10_000) return clearInterval(tick), done();
+            names.forEach((name, i) =>
+              limiters[i].check(subject, policy).then((result) => {
+                if (result.outcome === "store" && recovered[name] < 0) {
+                  recovered[name] = performance.now() - start;
+                }
+              }, (error: Error) => void thrown.push(`${name}: ${error.message}`))
+            );
+          }, 20);
+        });
+        console.log(
+          `redis silent connection: counting again after ${recovered.documented.toFixed(0)} ms ` +
+            `with the documented options, ${recovered.bare.toFixed(0)} ms without (-1: never)`,
+        );
+        assert.ok(recovered.documented >= 0, "never counted again with the documented options");
+        assert.equal(recovered.bare, -1, "the bare client's connection recovered on its own");
+        assert.equal(recovered.noReconnect, -1);
+        assert.equal(clients.noReconnect.isOpen, false, "closed for good at its socket timeout");
+        assert.ok(thrown.length > 0 && thrown.every((line) => line.startsWith("noReconnect:")));
+        assert.match(thrown[0], /not connected/);
+      } finally {
+        proxy.stop();
+        for (const client of Object.values(clients)) client.destroy();
+      }
+    });
+  }
 
   if (kind !== "postgres") continue;
   it("postgres: a pool whose open connections all go silent (sockets open, nothing answered) counts again within seconds: each statement gives up its connection past its deadline", async () => {
