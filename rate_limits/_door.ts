@@ -14,7 +14,8 @@
  *   never holds the door; the store needs no wait of its own), and its late reply changes nothing.
  *   At most `MAX_LET_GO` calls let go of are unsettled; past that, a call keeps its slot until it
  *   or one of them settles, so a stall of any length leaves at most `MAX_IN_FLIGHT + MAX_LET_GO`
- *   pending calls, and queued checks are answered by the failure policy at their deadline.
+ *   pending calls, and queued checks are answered by the failure policy at their deadline. Either
+ *   way, a call unsettled at `SETTLE_MS` is reported then (`observe`, its span: a `timeout`), once.
  * - The store gets each deadline `replyMarginMs` before the limiter answers,
  *   and promises not to apply a check past it: a check answered `Unanswered`
  *   is never applied afterwards, and nothing is replayed on recovery.
@@ -191,11 +192,12 @@ export interface StoreDoor {
 
 /**
  * Creates the door of `store`: `timeoutMs` after a call starts, it is
- * answered without the store; `observe` receives, as each store call settles,
- * its start (`performance.now()` ms: the observer reads the clock only if it
- * needs the duration), number of checks and, if it failed, its `error.type` (`"timeout"` when
- * let go of, else the error's name); `taps.batch` (the telemetry bridge's) each
- * call's start, with the tokens of the checks it carries; a check that throws (a store bug, a
+ * answered without the store; `observe` receives, once per store call, as it settles or when
+ * it has not `SETTLE_MS` after its last answer, its start (`performance.now()` ms: the observer
+ * reads the clock only if it needs the duration), number of checks and, if it failed, its
+ * `error.type` (`"timeout"` when unsettled at `SETTLE_MS`, else the error's name); `taps.batch`
+ * (the telemetry bridge's) each call's start, with the tokens of the checks it carries (what it
+ * answers is called at the same moment as `observe`); a check that throws (a store bug, a
  * malformed reply) ends its token's span as an error (`fail`).
  *
  * @example
@@ -364,13 +366,20 @@ export function createStoreDoor(
     let late: Watch | undefined;
     /** Whether the call holds its slot (until it settles, or it is let go of). */
     let holding = true;
+    /** Whether the call was reported (`traced`, `observe`): as it settles or at `SETTLE_MS`, once. */
+    let reported = false;
+    const report = () => {
+      if (reported) return;
+      reported = true;
+      traced?.(failed);
+      observe(sentAt, batch[0].run === undefined ? batch.length : 0, failed);
+    };
     const free = () => {
       if (!holding) return;
       holding = false;
       watchdog.cancel(late);
       inFlight--;
-      traced?.(failed);
-      observe(sentAt, batch[0].run === undefined ? batch.length : 0, failed);
+      report();
       pump();
     };
     const letGoOf = () => {
@@ -386,7 +395,10 @@ export function createStoreDoor(
       const [oldest] = overdue;
       oldest?.();
     };
-    /** Answers the entries past their answer; `SETTLE_MS` after the last one, lets go of the call. */
+    /**
+     * Answers the entries past their answer; `SETTLE_MS` after the last one, reports the call as a
+     * `timeout` and lets go of it (or, past `MAX_LET_GO`, marks it overdue: it keeps its slot).
+     */
     const expire = () => {
       const now = performance.now();
       let next = Infinity;
@@ -400,6 +412,7 @@ export function createStoreDoor(
       if (next === Infinity && now >= last + SETTLE_MS) {
         late = undefined;
         failed = "timeout";
+        report();
         if (letGo < MAX_LET_GO) letGoOf();
         else overdue.add(letGoOf);
         return;

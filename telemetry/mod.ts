@@ -204,25 +204,30 @@ function startSpan(
   return tracer.startSpan(name, { kind, attributes, links }, parent);
 }
 
-/** Ends `span`; with `errorType` (it failed), as an error: status `ERROR` and `error.type`. */
-const end = safely((span: Span, errorType?: string) => {
-  if (errorType !== undefined) {
-    span.setAttribute("error.type", errorType);
-    span.setStatus({ code: SpanStatusCode.ERROR });
-  }
-  return span.end();
+/** Marks `span` as failed: `error.type` and status `ERROR`. */
+const markFailed = safely((span: Span, errorType: string) => {
+  span.setAttribute("error.type", errorType);
+  span.setStatus({ code: SpanStatusCode.ERROR });
 });
+
+/** `span.end()`, guarded on its own: a setter's throw before it never leaves a span open. */
+const endSpan = safely((span: Span) => span.end());
+
+/** Ends `span`; with `errorType` (it failed), as an error: status `ERROR` and `error.type`. */
+function end(span: Span, errorType?: string): void {
+  if (errorType !== undefined) markFailed(span, errorType);
+  endSpan(span);
+}
 
 /** What ends `span` when its call settles. */
 function ending(span: Span): Settled {
   return (errorType) => end(span, errorType);
 }
 
-/** Ends a check's span with its answer's attributes. */
-const leave = safely((check: CheckSpan, outcome: string, allowed: boolean) => {
-  check.span.setAttributes(check.attributesOf(outcome, allowed));
-  return check.span.end();
-});
+/** Sets a check's answer's attributes on its span. */
+const answered = safely((check: CheckSpan, outcome: string, allowed: boolean) =>
+  check.span.setAttributes(check.attributesOf(outcome, allowed))
+);
 
 /**
  * A check's span (`LimiterTaps.enter`'s token): it ends through itself, so a `close()` while the
@@ -235,7 +240,8 @@ class CheckSpan implements CheckTrace {
   ) {}
 
   leave(outcome: string, allowed: boolean): void {
-    leave(this, outcome, allowed);
+    answered(this, outcome, allowed);
+    endSpan(this.span);
   }
 
   fail(errorType: string): void {

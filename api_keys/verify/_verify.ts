@@ -27,6 +27,7 @@ import { emptiedBalances, storedRateLimits } from "../metering/_limits.ts";
 import { assertCost } from "../metering/_count.ts";
 import { refuseUnknownOptions } from "../_options.ts";
 import { errorNameOf } from "../../telemetry/_error_name.ts";
+import type { Settled } from "../../telemetry/_taps.ts";
 import type {
   ApiKeyContext,
   ApiKeyRecord,
@@ -763,16 +764,17 @@ export class VerifyFlow {
     // Read before the lookup: an invalidation from here on drops this verify's fill.
     const generation = cache?.generation ?? 0;
     let record: Readonly<ApiKeyRecord> | null;
-    const traced = s.taps.span?.("api_key.storage.lookup");
+    /** The lookup's span: only when the storage is read. */
+    let traced: Settled | undefined;
     try {
-      // With the peekByPrefix capability: no deadline timer, no copy, no await. A prefix the
-      // feed's set does not hold is unknown without a lookup (then the same HMAC work).
-      const peek = s.storage.peek;
-      record = fresh && s.fleet?.absent(prefix)
-        ? null
-        : peek !== undefined
-        ? peek(prefix)
-        : await s.storage.findByPrefix(prefix);
+      // A prefix the feed's set does not hold is unknown without a lookup (then the same HMAC
+      // work). With the peekByPrefix capability: no deadline timer, no copy, no await.
+      if (fresh && s.fleet?.absent(prefix)) record = null;
+      else {
+        traced = s.taps.span?.("api_key.storage.lookup");
+        const peek = s.storage.peek;
+        record = peek !== undefined ? peek(prefix) : await s.storage.findByPrefix(prefix);
+      }
     } catch (error) {
       traced?.(errorNameOf(error));
       if (recording !== "nothing") this.#metric(start, "error", environment);

@@ -483,6 +483,53 @@ describe("createStoreDoor", () => {
     for (const settle of settlers) settle();
   });
 
+  it("a call unsettled SETTLE_MS past its last answer is reported then (traced, observed: timeout), also when it keeps its slot; once, whenever it is let go of or settles", async () => {
+    const settlers: (() => void)[] = [];
+    /** Per call, in sending order: its `traced` and `observe` reports. */
+    const traced: (string | undefined)[][] = [];
+    const observed: (string | undefined)[] = [];
+    const door = createStoreDoor(
+      new FakeRemoteStore(),
+      100,
+      (_sentAt, _checks, errorType) => void observed.push(errorType),
+      {
+        batch: () => {
+          const reports: (string | undefined)[] = [];
+          traced.push(reports);
+          return (errorType) => void reports.push(errorType);
+        },
+      },
+    );
+    const stuck = () => new Promise<null>((resolve) => settlers.push(() => resolve(null)));
+    const round = () =>
+      Promise.all(
+        Array.from({ length: MAX_IN_FLIGHT }, () => door.call(stuck, performance.now())),
+      );
+    const timeouts = (n: number) => Array(n).fill("timeout");
+    await round();
+    await sleep(SETTLE_MS + 100); // let go of: MAX_LET_GO reached
+    assert.deepEqual(traced, Array.from({ length: MAX_IN_FLIGHT }, () => ["timeout"]));
+    await round();
+    await sleep(SETTLE_MS + 100); // past SETTLE_MS, these keep their slots, and are reported
+    assert.equal(settlers.length, 2 * MAX_IN_FLIGHT);
+    assert.deepEqual(traced, Array.from({ length: 2 * MAX_IN_FLIGHT }, () => ["timeout"]));
+    assert.deepEqual(observed, timeouts(2 * MAX_IN_FLIGHT));
+    assert.ok(await door.call(stuck, performance.now()) instanceof Unanswered);
+    assert.equal(settlers.length, 2 * MAX_IN_FLIGHT, "every slot still held: nothing sent");
+    settlers[0](); // a let-go call settles: a held one is let go of (reported already)
+    const next = door.call(stuck, performance.now());
+    await until(() => settlers.length === 2 * MAX_IN_FLIGHT + 1);
+    settlers.at(-1)!(); // settles in time (a null result: answered timeout, reported as it settles)
+    assert.ok((await next) instanceof Unanswered);
+    for (const settle of settlers) settle(); // the held ones settle: reported already
+    await sleep(10);
+    assert.deepEqual(traced, [
+      ...Array.from({ length: 2 * MAX_IN_FLIGHT }, () => ["timeout"]),
+      [undefined],
+    ]);
+    assert.deepEqual(observed, [...timeouts(2 * MAX_IN_FLIGHT), undefined]);
+  });
+
   it("other calls share the slots and the deadline: a stalled store holds at most MAX_IN_FLIGHT of them", async () => {
     const store = new FakeRemoteStore();
     store.stalled = true;

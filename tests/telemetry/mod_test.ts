@@ -671,6 +671,63 @@ describe("instrumentTelemetry", () => {
     assert.equal(reply.status, 200);
   });
 
+  it("a span whose setters throw (an SDK's or a span processor's fault) still ends, once: a check's, a store call's, a lookup's", async () => {
+    const started: string[] = [];
+    const ended: string[] = [];
+    const boom = () => {
+      throw new Error("sdk bug");
+    };
+    const tracerProvider = {
+      getTracer: () => ({
+        startSpan: (name: string) => {
+          const id = `${name}#${started.push(name)}`;
+          return {
+            spanContext: () => ({
+              traceId: "0".repeat(31) + "1",
+              spanId: "1".repeat(16),
+              traceFlags: 1,
+            }),
+            setAttribute: boom,
+            setAttributes: boom,
+            setStatus: boom,
+            end: () => void ended.push(id),
+            isRecording: () => true,
+          };
+        },
+      }),
+    };
+    const store = new FakeRemoteStore();
+    const limiter = createRateLimiter({ store, logger: () => {} });
+    const storage = new FlakyUsageStorage();
+    const service = new ApiKeysService({ peppers: { 1: PEPPER_1 }, storage });
+    const telemetry = instrumentTelemetry({
+      tracerProvider: tracerProvider as never,
+      limiter,
+      service,
+    });
+    const policy = [{ name: "api", limit: 5, windowMs: 60_000 }];
+    assert.equal((await limiter.check("k", policy)).allowed, true); // a check's answer
+    store.failing = new Error("down"); // a failed store call
+    assert.equal((await limiter.check("k", policy)).outcome, "open");
+    const { key } = await service.create({ tenantId: "t1", name: "k", scopes: READ_ORDERS });
+    storage.lookupFails = true; // a failed lookup
+    await assert.rejects(service.authorize(key));
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    telemetry.close();
+    assert.deepEqual(
+      started.map((name, i) => `${name}#${i + 1}`).sort(),
+      [...ended].sort(),
+      "every span started ended, once",
+    );
+    assert.deepEqual([...started].sort(), [
+      "api_key.storage.lookup",
+      "rate_limit.check",
+      "rate_limit.check",
+      "rate_limit.store.call",
+      "rate_limit.store.call",
+    ]);
+  });
+
   it("error.type: a store call the door gave up on is `timeout`, a rejected one its error's name (never its message); CLIENT spans", async () => {
     const { reader, meterProvider, exporter, tracerProvider } = setup();
     const store = new FakeRemoteStore();

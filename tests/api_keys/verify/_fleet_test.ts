@@ -28,6 +28,8 @@ import { compileFeed, FeedFollower } from "../../../api_keys/verify/_fleet.ts";
 import { FakeClocks, PEPPER_1, READ_ORDERS, rejection } from "../helpers.ts";
 import { flush, ScriptedFeed } from "./fake_feed.ts";
 import { keyOf } from "../../reliability/hostile_inputs.ts";
+import { instrumentTelemetry } from "../../../telemetry/mod.ts";
+import { setup } from "../../telemetry/_sdk.ts";
 
 /**
  * Shared storage as the service sees Prisma: the seven operations only
@@ -416,6 +418,21 @@ describe("the prefix set", () => {
     assert.equal(state.lookups, 0);
     assert.equal(hmacs, 1_000, "one (dummy) HMAC verification each");
     assert.equal(metrics.at(-1)?.outcome, "invalid");
+  });
+
+  it("a prefix refused without a lookup makes no api_key.storage.lookup span; a lookup makes one", async () => {
+    const { service, state, existing } = await loaded();
+    const { exporter, tracerProvider } = setup();
+    const telemetry = instrumentTelemetry({ tracerProvider, service });
+    const lookupSpans = () =>
+      exporter.getFinishedSpans().filter((s) => s.name === "api_key.storage.lookup").length;
+    for (let i = 0; i < 5; i++) await rejection(service.verify(unknownKey()));
+    assert.equal(state.lookups, 0);
+    assert.equal(lookupSpans(), 0, "the storage was not read");
+    assert.ok(await service.verify(existing.key));
+    assert.equal(state.lookups, 1);
+    assert.equal(lookupSpans(), 1);
+    telemetry.close();
   });
 
   it("still looks up a known prefix (revoked keys keep theirs)", async () => {
