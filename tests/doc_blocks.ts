@@ -473,7 +473,8 @@ export async function runTranscript(
       process.execPath,
       server !== undefined ? denoRunArgs(file) : ["run", "-A", join(ROOT, "demo/main.ts")],
       ROOT,
-      {},
+      // The demo the transcript prints is the embedded one, also where the shell points at a database.
+      server === undefined ? { DATABASE_URL: "" } : {},
       (port, serverOutput) => {
         const vars: Record<string, string> = demoKeyVariables(serverOutput());
         for (const step of transcriptSteps(block.code)) {
