@@ -437,7 +437,7 @@ export class ApiKeysService {
    * head read when it starts (its record with its hash; records appended
    * meanwhile are left out) and to `range.checkpoint` (from its record when
    * it lies before `range.fromSeq`); a `range.toSeq` before the head must be
-   * reached. Answers the first record found edited, deleted, inserted (also
+   * reached, and the record after it must link to it. Answers the first record found edited, deleted, inserted (also
    * past the head without having advanced it) or reordered, or a truncated
    * tail; a checkpoint not signed with the key, or whose `seq` or `hash` is
    * not of the type signed, is `checkpoint_invalid`. With a checkpoint, `ok`

@@ -518,7 +518,8 @@ export class AuditLog {
 
   /**
    * Verifies `tenantId`'s records over `range` (see `#range`; a range ending
-   * before the head must reach its `toSeq`, else `truncated`): the answer,
+   * before the head must reach its `toSeq`, else `truncated`, and the next
+   * record must link to it, see `#linkedPast`): the answer,
    * with what it was checked against. Records missing because a prune
    * dropped them meanwhile (committed between two pages: the anchor is now
    * past them) are verified again, once, from the new anchor.
@@ -541,6 +542,8 @@ export class AuditLog {
           detail: `records ${reached + 1} to ${through} are missing (the head is past them)`,
           checked: answer.checked,
         };
+      } else if (through !== undefined && answer.ok && answer.head?.seq === through) {
+        answer = await this.#linkedPast(tenantId, answer.head, answer.checked) ?? answer;
       }
       return { answer, expected, through };
     };
@@ -603,6 +606,34 @@ export class AuditLog {
       trusted,
       through: toHead || state.head === null ? undefined : toSeq,
     };
+  }
+
+  /**
+   * A range ending at `last`, before the head: record `last.seq + 1` (which
+   * the head row proves was written) must link to `last`'s hash, else `last`
+   * is `edited` (its hash recomputed after an edit); `truncated` when it is
+   * missing. `undefined` when it links (the record is read, never answered).
+   */
+  async #linkedPast(
+    tenantId: string,
+    last: { seq: number; hash: string },
+    checked: number,
+  ): Promise<AuditVerification | undefined> {
+    const seq = last.seq + 1;
+    const [next] = (await this.#access.read({
+      tenantId,
+      order: "asc",
+      limit: 1,
+      afterSeq: last.seq,
+      beforeSeq: seq + 1,
+    })).records;
+    if (next === undefined) {
+      const detail = `record ${seq} is missing (the head is past it)`;
+      return { ok: false, problem: "truncated", seq, detail, checked };
+    }
+    if (next.prevHash === last.hash) return undefined;
+    const detail = "the next record does not link to this record's hash";
+    return { ok: false, problem: "edited", seq: last.seq, detail, checked };
   }
 
   /** Whether `tenantId`'s chain is now anchored past `seq` (a prune dropped it). */

@@ -59,19 +59,24 @@ export function readAuditParams(query: AuditReadQuery): unknown[] {
 /**
  * Prunes `$1`'s records written before `$2`, keeping the head's record, and
  * sets the anchor to the first kept record, in one statement; answers `n`.
+ * The anchor only moves forward: the statement's snapshot predates its wait
+ * on the head row's lock, so a prune committed meanwhile is seen through
+ * that row only (the locked row is read at its latest version), and the
+ * first record kept is never before the anchor it holds.
  */
 export const PRUNE_AUDIT_SQL = `WITH head AS (
-  SELECT seq FROM api_key_audit_heads WHERE tenant_id = $1::text FOR UPDATE
+  SELECT seq, anchor_seq FROM api_key_audit_heads WHERE tenant_id = $1::text FOR UPDATE
 ), keep AS (
   SELECT a.seq, a.prev_hash FROM api_key_audit a, head
-  WHERE a.tenant_id = $1::text AND (a.at >= $2::timestamptz OR a.seq = head.seq)
+  WHERE a.tenant_id = $1::text AND a.seq >= head.anchor_seq
+    AND (a.at >= $2::timestamptz OR a.seq = head.seq)
   ORDER BY a.seq LIMIT 1
 ), gone AS (
   DELETE FROM api_key_audit a USING keep WHERE a.tenant_id = $1::text AND a.seq < keep.seq
   RETURNING 1
 ), anchored AS (
   UPDATE api_key_audit_heads h SET anchor_seq = keep.seq, anchor_prev_hash = keep.prev_hash
-  FROM keep WHERE h.tenant_id = $1::text
+  FROM keep WHERE h.tenant_id = $1::text AND keep.seq > h.anchor_seq
 )
 SELECT count(*)::int AS n FROM gone`;
 

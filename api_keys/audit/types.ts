@@ -274,7 +274,8 @@ export interface AuditVerifyRange {
   /**
    * The last record checked; default the head (a missing tail then is
    * `truncated`). Before the head, the records up to it must be there (the
-   * head proves they were written); at or past it, up to the head, its hash
+   * head proves they were written) and record `toSeq + 1` must link to its
+   * hash (read, not answered); at or past it, up to the head, its hash
    * checked. Before a `checkpoint`'s `seq`: a `TypeError`.
    */
   toSeq?: number;

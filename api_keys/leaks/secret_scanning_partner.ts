@@ -6,6 +6,7 @@
  *
  * @module
  */
+import { storableTextProblem } from "../_input.ts";
 import { verifyDerSignature } from "./_ecdsa_signature.ts";
 import {
   bodyBytes,
@@ -84,11 +85,22 @@ const boundedString = (value: unknown, max: number): string | null =>
   typeof value === "string" && value !== "" && value.length <= max ? value : null;
 
 /**
+ * `boundedString`, and null for text the audit log cannot store (U+0000 or a
+ * lone surrogate, see `storableTextProblem`): `source` goes into the
+ * `key.exposed` record.
+ */
+const storableString = (value: unknown, max: number): string | null => {
+  const text = boundedString(value, max);
+  return text !== null && storableTextProblem(text) === undefined ? text : null;
+};
+
+/**
  * The distinct matches of a body (the first of each token kept), `too_many`
  * past `maxTokens`, or null when it is not GitHub's payload (an array of
  * objects with a string `token`). One entry's `url`, `source` or `type` never
  * fails the batch: an over-long or non-string `url` reads as null, `source`
- * as "unknown"; `type` is cut to its bound, null when not a string.
+ * as "unknown" (also one holding U+0000 or a lone surrogate); `type` is cut
+ * to its bound, null when not a string.
  */
 function parseMatches(body: Uint8Array, maxTokens: number): Match[] | "too_many" | null {
   let value: unknown;
@@ -109,7 +121,7 @@ function parseMatches(body: Uint8Array, maxTokens: number): Match[] | "too_many"
       token,
       type: typeof type === "string" ? type.slice(0, MAX_TYPE_LENGTH) : null,
       url: boundedString(url, MAX_URL_LENGTH),
-      source: boundedString(source, MAX_SOURCE_LENGTH) ?? "unknown",
+      source: storableString(source, MAX_SOURCE_LENGTH) ?? "unknown",
     });
   }
   return [...matches.values()];

@@ -5,11 +5,13 @@
  * tampering by the database owner (UPDATE, DELETE, an inserted row, a
  * swapped pair, a truncated tail, a last row re-hashed) each found and named,
  * a chain rewritten after a checkpoint neither signed nor exported again
- * (also from a later record), a range to `toSeq` reaching it, no
- * false alarm from appends during a verify or a checkpoint, concurrent
- * renames recorded with the names they replaced; pruning keeps the chain
- * verifiable; a read answers its records and the head of one snapshot,
- * also when another connection commits an append or a prune during it.
+ * (also from a later record), a range to `toSeq` reaching it (record
+ * `toSeq + 1` linking to it), no false alarm from appends during a verify or
+ * a checkpoint, concurrent renames recorded with the names they replaced;
+ * pruning keeps the chain verifiable, two prunes at once never moving the
+ * anchor back; a read answers its records and the head of one snapshot,
+ * also when another connection commits an append or a prune during it; a
+ * leak report's unstorable `source` recorded as "unknown".
  * Skips without `DATABASE_URL`; fails under `CI=true`.
  */
 import { after, describe, it } from "node:test";
@@ -31,6 +33,8 @@ import type { AuditAppend, AuditReadQuery, AuditVerification } from "../../api_k
 import { storedRecord } from "../api_keys/storage/stored_record.ts";
 import { createPrismaClient, databaseReady, probeDatabase } from "./prisma_client.ts";
 import pg from "pg";
+import { createSecretScanningPartnerHandler } from "../../api_keys/leaks/mod.ts";
+import { createSigner } from "../api_keys/leaks/github_signer.ts";
 import { PRUNE_AUDIT_SQL, readAuditParams, readAuditSql } from "../../api_keys/audit/_sql.ts";
 
 const url = Deno.env.get("DATABASE_URL");
@@ -422,7 +426,8 @@ if (databaseReady("the audit log on PostgreSQL", unavailable)) {
       const stringly = { ...kept, seq: String(kept.seq) as unknown as number };
       const refused = await service.verifyAuditLog(tenantId, { checkpoint: stringly });
       assert.equal(!refused.ok && refused.problem, "checkpoint_invalid");
-      // Records 7 and 8 deleted, the heads row (8) left: a range to 7 or 8 finds them missing.
+      // Records 7 and 8 deleted, the heads row (8) left: a range to 6, 7 or 8 finds them missing
+      // (to 6: record 7 must link to record 6).
       const cut = await chainOf(8);
       await sql("DELETE FROM api_key_audit WHERE tenant_id = $1 AND seq >= 7", cut);
       const answers = [undefined, 8, 7, 6].map((toSeq) =>
@@ -432,7 +437,7 @@ if (databaseReady("the audit log on PostgreSQL", unavailable)) {
         "truncated 7",
         "truncated 7",
         "truncated 7",
-        "ok",
+        "truncated 7",
       ]);
       await service.close();
     });
@@ -691,6 +696,113 @@ if (databaseReady("the audit log on PostgreSQL", unavailable)) {
         await client.query(`DROP SCHEMA ${schema} CASCADE`);
         await client.end();
       }
+    });
+
+    it("through the service: two prunes at once never move the anchor back (an earlier cutoff committing after a later one leaves the later one's anchor); the chain verifies and is signed", async () => {
+      const service = auditedService();
+      // Records a few ms apart: a cutoff read as a Date (milliseconds) falls between two of them.
+      const tenantId = `pg-audit-${crypto.randomUUID()}`;
+      for (let i = 1; i <= 6; i++) {
+        await storage.appendAudit!(entry(tenantId, `k${i}`));
+        await new Promise((resolve) => setTimeout(resolve, 5));
+      }
+      const rows = await prisma.$queryRawUnsafe(
+        "SELECT seq::int AS seq, at FROM api_key_audit WHERE tenant_id = $1 ORDER BY seq",
+        tenantId,
+      ) as { seq: number; at: Date }[];
+      const at = (seq: number) => rows.find((r) => r.seq === seq)!.at;
+      // Instance A prunes before record 5 in a transaction held open; B prunes before record 3.
+      const a = new pg.Client({ connectionString: url });
+      await a.connect();
+      try {
+        const { rows: [{ pid }] } = await a.query("SELECT pg_backend_pid() AS pid");
+        await a.query("BEGIN");
+        assert.equal((await a.query(PRUNE_AUDIT_SQL, [tenantId, at(5)])).rows[0].n, 4);
+        const b = service.pruneAuditLog(tenantId, at(3));
+        const until = Date.now() + 10_000;
+        for (;;) {
+          const [{ n }] = await prisma.$queryRawUnsafe(
+            "SELECT count(*)::int AS n FROM pg_stat_activity WHERE $1::int = ANY(pg_blocking_pids(pid))",
+            pid,
+          ) as { n: number }[];
+          if (n > 0) break;
+          assert.ok(Date.now() < until, "B's prune never waited on A's");
+          await new Promise((resolve) => setTimeout(resolve, 5));
+        }
+        await a.query("COMMIT");
+        assert.equal(await b, 0);
+      } finally {
+        await a.end();
+      }
+      const { state } = await storage.readAudit!({ tenantId, order: "desc", limit: 1 });
+      assert.deepEqual([state.anchor.seq, state.head?.seq], [5, 6]);
+      assert.equal(problem(await service.verifyAuditLog(tenantId)), "ok");
+      assert.equal((await service.auditCheckpoint(tenantId))?.seq, 6);
+      await service.close();
+    });
+
+    it("through the service: a range to toSeq before the head finds its last record edited with its hash recomputed (the next record's link), without answering the next record", async () => {
+      const service = auditedService();
+      const tenantId = await chainOf(6);
+      const { records } = await storage.readAudit!({ tenantId, order: "asc", limit: 100 });
+      const third = records[2];
+      const body = third.body.replace("k3", "k9");
+      await sql(
+        "UPDATE api_key_audit SET body = $2, hash = $3 WHERE tenant_id = $1 AND seq = 3",
+        tenantId,
+        body,
+        await auditHash(third.prevHash, tenantId, 3, third.at, body),
+      );
+      const ranges = [{}, { toSeq: 3 }, { fromSeq: 2, toSeq: 3 }, { fromSeq: 3, toSeq: 3 }];
+      const answers = await Promise.all(ranges.map((r) => service.verifyAuditLog(tenantId, r)));
+      assert.deepEqual(answers.map(problem), ["edited 3", "edited 3", "edited 3", "edited 3"]);
+      const two = await service.verifyAuditLog(tenantId, { toSeq: 2 });
+      assert.deepEqual(two.ok && [two.checked, two.head?.seq], [2, 2]);
+      await service.close();
+    });
+
+    it("through the service: a GitHub report whose source holds U+0000 or a lone surrogate is recorded (key.exposed, source unknown), not lost to jsonb", async () => {
+      const service = auditedService();
+      const signer = await createSigner();
+      const handle = createSecretScanningPartnerHandler({
+        service,
+        publicKeys: [{ key_identifier: signer.keyIdentifier, key: signer.pem, is_current: true }],
+      });
+      for (const source of ["content\u0000", "content\ud800"]) {
+        const tenantId = `pg-audit-${crypto.randomUUID()}`;
+        const scopes = [{ resource: "orders", level: "read" as const }];
+        const { key, id } = await service.create({ tenantId, name: "ci", scopes });
+        const body = JSON.stringify([{
+          token: key,
+          type: "x",
+          url: "https://github.com/o/r",
+          source,
+        }]);
+        const headers: Record<string, string> = {
+          "github-public-key-identifier": signer.keyIdentifier,
+          "github-public-key-signature": await signer.sign(body),
+        };
+        const response = await handle({
+          body: new TextEncoder().encode(body),
+          headers: (name) => headers[name],
+        });
+        assert.equal(response.status, 200);
+        // key.exposed is written in the background: wait for it.
+        const until = Date.now() + 10_000;
+        let exposed;
+        while (exposed === undefined) {
+          ({ records: [exposed] } = await service.auditLog(tenantId, { action: "key.exposed" }));
+          if (exposed !== undefined) break;
+          assert.ok(Date.now() < until, `${JSON.stringify(source)}: no key.exposed record`);
+          await new Promise((resolve) => setTimeout(resolve, 10));
+        }
+        assert.deepEqual([exposed.keyId, exposed.changes.source], [id, {
+          before: null,
+          after: "unknown",
+        }]);
+        assert.equal(problem(await service.verifyAuditLog(tenantId)), "ok");
+      }
+      await service.close();
     });
 
     it("pruning keeps the chain verifiable from its anchor; a deleted first record is still found", async () => {

@@ -1015,15 +1015,16 @@ describe("api_keys/audit/_log.ts", () => {
       const answer = await service.verifyAuditLog("t", toSeq === undefined ? {} : { toSeq });
       return answer.ok ? `ok ${answer.checked}` : `${answer.problem} ${answer.seq}`;
     };
-    // Records 7 and 8 deleted, the head row (8) left.
+    // Records 7 and 8 deleted, the head row (8) left (a range to 6: record 7 must link to it).
     storage.view = (answer) => ({
       ...answer,
       records: answer.records.filter((r) => r.seq < 7),
     });
     assert.deepEqual(
       [await problem(), await problem(8), await problem(7), await problem(20), await problem(6)],
-      ["truncated 7", "truncated 7", "truncated 7", "truncated 7", "ok 6"],
+      ["truncated 7", "truncated 7", "truncated 7", "truncated 7", "truncated 7"],
     );
+    assert.equal(await problem(5), "ok 5");
     // The head row's hash changed by hand: found by a range reaching the head.
     storage.view = (answer) => ({
       ...answer,
@@ -1035,6 +1036,30 @@ describe("api_keys/audit/_log.ts", () => {
       [await problem(), await problem(8), await problem(20), await problem(7)],
       ["edited 8", "edited 8", "edited 8", "ok 7"],
     );
+    await service.close();
+  });
+
+  it("a range to toSeq before the head: its last record edited with its hash recomputed is edited (record toSeq + 1 must link to it), the next record never answered", async () => {
+    const storage = new RacingAuditStorage();
+    const { service } = auditedService({ storage });
+    for (let i = 0; i < 6; i++) await storage.appendAudit(appended(i));
+    const { records } = await storage.readAudit({ tenantId: "t", order: "asc", limit: 100 });
+    const body = JSON.stringify({ edited: true });
+    const third = records[2];
+    storage.edited.set(3, {
+      ...third,
+      body,
+      hash: await auditHash(third.prevHash, "t", 3, third.at, body),
+    });
+    const ranges = [{}, { toSeq: 3 }, { fromSeq: 2, toSeq: 3 }, { fromSeq: 3, toSeq: 3 }];
+    const answers = [];
+    for (const range of ranges) answers.push(await service.verifyAuditLog("t", range));
+    assert.deepEqual(
+      answers.map((a) => a.ok ? "ok" : `${a.problem} ${a.seq} ${a.checked}`),
+      ["edited 3 3", "edited 3 3", "edited 3 2", "edited 3 1"],
+    );
+    const two = await service.verifyAuditLog("t", { toSeq: 2 });
+    assert.deepEqual(two.ok && [two.checked, two.head], [2, { seq: 2, hash: records[1].hash }]);
     await service.close();
   });
 

@@ -339,6 +339,30 @@ describe("secret-scanning partner handler", () => {
     ]);
   });
 
+  it("a source holding U+0000 or a lone surrogate (which the audit log cannot store) reads as unknown", async () => {
+    const { post, newKey, log } = await setup();
+    const a = await newKey("t1");
+    const b = await newKey("t2");
+    const c = await newKey("t3");
+    const response = await post([
+      match(a.key, { source: "content\u0000" }),
+      match(b.key, { source: "commit\ud800" }),
+      match(c.key, { source: "café 🚀" }),
+    ]);
+    assert.equal(response.status, 200);
+    const sources = new Map(
+      log.filter((event) => event.type === "api_key.exposed").map((event) => {
+        const exposed = event as ApiKeyExposedEvent;
+        return [exposed.keyId, exposed.source];
+      }),
+    );
+    assert.deepEqual([sources.get(a.id), sources.get(b.id), sources.get(c.id)], [
+      "unknown",
+      "unknown",
+      "café 🚀",
+    ]);
+  });
+
   it("a revoke that commits after the storage deadline: 503, then api_key.exposed once; a retry adds nothing", async () => {
     const inner = new InMemoryApiKeyStorage();
     let release!: () => void;
