@@ -129,6 +129,33 @@ describe("createThrottlerStorage", () => {
     }
   });
 
+  it("counts under `throttler:` + the key, never on the counter of a limiter check of that key and policy (an API key's)", async () => {
+    const limiter = over(createMemoryRateLimitStore());
+    const storage = createThrottlerStorage(limiter);
+    // ApiKeysThrottlerTracker's `key:<id>` as the key (generateKey: (ctx, tracker) => tracker),
+    // throttler `default` of 60 s, as an API key's own policy `default` of 60 s.
+    const keyPolicy = [{ name: "default", limit: 5, windowMs: 60_000 }];
+    for (let n = 1; n <= 3; n++) {
+      const record = await storage.increment("key:k1", 60_000, 5, 0, "default");
+      assert.deepEqual([record.totalHits, record.isBlocked], [n, false], `throttler hit ${n}`);
+    }
+    const own = await limiter.check("key:k1", keyPolicy);
+    assert.equal(own.policies[0].remaining, 4, "the key's check sees none of the throttler's hits");
+    const next = await storage.increment("key:k1", 60_000, 5, 0, "default");
+    assert.equal(next.totalHits, 4, "the throttler sees none of the key's units");
+    assert.deepEqual(await subjectsOf(["key:k1", "ip:198.51.100.7"]), [
+      "throttler:key:k1",
+      "throttler:ip:198.51.100.7",
+    ]);
+  });
+
+  it("a key that fits 512 characters only without the `throttler:` prefix counts under its SHA-256", async () => {
+    const fits = "k".repeat(502);
+    const [kept, hashed] = await subjectsOf([fits, `${fits}k`]);
+    assert.equal(kept, `throttler:${fits}`);
+    assert.match(hashed, /^throttler:#[0-9a-f]{64}$/);
+  });
+
   it("keys past 512 characters count apart (their SHA-256), as keys that differ at their end", async () => {
     const storage = createThrottlerStorage(over(createMemoryRateLimitStore()));
     const common = "k".repeat(512);
@@ -143,15 +170,15 @@ describe("createThrottlerStorage", () => {
     const keys = ["{route}:1.2.3.4", "{route}:1.2.3.5", "a}b", "a\nb", "a\tb"];
     const subjects = await subjectsOf(keys);
     assert.equal(new Set(subjects).size, keys.length);
-    for (const subject of subjects) assert.match(subject, /^#[0-9a-f]{64}$/);
+    for (const subject of subjects) assert.match(subject, /^throttler:#[0-9a-f]{64}$/);
   });
 
   it("a key with a lone surrogate counts under the SHA-256 of its JSON text, apart from the others and from U+FFFD", async () => {
     const [high, low, replaced] = await subjectsOf(["a\uD800", "a\uDC00", "a\uFFFD"]);
-    assert.match(high, /^#j[0-9a-f]{64}$/);
-    assert.match(low, /^#j[0-9a-f]{64}$/);
+    assert.match(high, /^throttler:#j[0-9a-f]{64}$/);
+    assert.match(low, /^throttler:#j[0-9a-f]{64}$/);
     assert.notEqual(high, low);
-    assert.equal(replaced, "a\uFFFD");
+    assert.equal(replaced, "throttler:a\uFFFD");
   });
 
   it("subSecond: a blockDuration under 1,000 ms as well as a ttl", async () => {

@@ -131,6 +131,32 @@ function throttlerModule() {
   });
 }
 
+/**
+ * An app whose key limits and throttler share one limiter (as the docs advise), the throttler
+ * `default` of 60 s keyed by the tracker alone, as keys' own policy `default` of 60 s.
+ */
+async function startShared(platform: (typeof PLATFORMS)[number]): Promise<RunningApp> {
+  const limiter = createRateLimiter({ logger: () => {} });
+  const throttlers = [{ name: "default", ttl: 60_000, limit: LIMIT }];
+  @Module({
+    imports: [
+      ApiKeysModule.forRoot(moduleOptions({ limiter })),
+      ThrottlerModule.forRootAsync({
+        inject: [ApiKeysThrottlerTracker],
+        useFactory: (tracker: ApiKeysThrottlerTracker) => ({
+          throttlers,
+          storage: createThrottlerStorage(limiter, { throttlers }),
+          getTracker: tracker.getTracker(),
+          generateKey: (_context: unknown, key: string) => key, // one count per key, all routes
+        }),
+      }),
+    ],
+    controllers: [RoutesController],
+  })
+  class AppModule {}
+  return await boot(AppModule, platform);
+}
+
 /** An app behind a trusted proxy (127.0.0.1, framework trust off) with the given options. */
 async function start(
   platform: (typeof PLATFORMS)[number],
@@ -230,6 +256,22 @@ for (const platform of PLATFORMS) {
           200,
           429,
         ]);
+      } finally {
+        await app.close();
+      }
+    });
+
+    it("a key's own policy and a throttler of the same name and window on one limiter count apart", async () => {
+      const app = await startShared(platform);
+      try {
+        const { key } = await issue(app.service, {
+          rateLimits: [{ name: "default", limit: LIMIT, windowMs: 60_000 }],
+        });
+        // Each request is one unit of the key's policy and one hit of the throttler, not two of one.
+        assert.deepEqual(
+          await statuses(app, "/orders", withKey(key, from("198.51.100.8")), LIMIT + 1),
+          [200, 200, 200, 429],
+        );
       } finally {
         await app.close();
       }
