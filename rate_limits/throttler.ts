@@ -93,17 +93,25 @@ function policyName(throttlerName: string): string {
 }
 
 /**
- * The counter subject of a throttler key that cannot be one (past
- * `MAX_SUBJECT_LENGTH`, or holding a control character, a brace or a lone
- * surrogate): its SHA-256 (`#` and 64 hex digits), so that keys alike in their
- * first 512 characters count apart, and a key of a `generateKey` of the app's
- * own counts. A key with a lone surrogate, which UTF-8 would make U+FFFD, is
- * hashed as its JSON text (`\udXXX`), `#j` first.
+ * The namespace of every throttler counter subject: a throttler's hits never
+ * count on another check's counter of the same policy name and window (an API
+ * key's own limits count under `key:<id>`, which `ApiKeysThrottlerTracker`
+ * also answers as the tracker).
  */
-const keySubject = async (key: string) =>
+const SUBJECT_PREFIX = "throttler:";
+
+/**
+ * The counter subject of a throttler key whose `throttler:<key>` cannot be one
+ * (past `MAX_SUBJECT_LENGTH`, or holding a control character, a brace or a
+ * lone surrogate): `throttler:#` and its SHA-256 (64 hex digits), so that keys
+ * alike in their first characters count apart, and a key of a `generateKey`
+ * of the app's own counts. A key with a lone surrogate, which UTF-8 would make
+ * U+FFFD, is hashed as its JSON text (`\udXXX`), `#j` first.
+ */
+const hashedSubject = async (key: string) =>
   hasLoneSurrogate(key)
-    ? `#j${await hexDigest("SHA-256", JSON.stringify(key))}`
-    : `#${await hexDigest("SHA-256", key)}`;
+    ? `${SUBJECT_PREFIX}#j${await hexDigest("SHA-256", JSON.stringify(key))}`
+    : `${SUBJECT_PREFIX}#${await hexDigest("SHA-256", key)}`;
 
 const seconds = (ms: number) => Math.max(0, Math.ceil(ms / 1000));
 
@@ -123,13 +131,14 @@ const MAX_COMPILED = 1_024;
  * A `ThrottlerStorage` over `limiter` (a store is wrapped in
  * `createRateLimiter({ store })`: `onStoreError` "open", `timeoutMs` 1,000):
  * a throttler's hits are a window of `ttl` in the store (never above `limit`,
- * across instances on PostgreSQL or Redis), one limiter check per hit, through its
- * door. A refused hit is not counted. With a `blockDuration` longer than `ttl`,
- * a refusal also blocks the tracker for `blockDuration` (a second check, on
+ * across instances on PostgreSQL or Redis), one limiter check per hit, through
+ * its door, counted under `throttler:<key>` (never an API key's counter). A
+ * refused hit is not counted. With a `blockDuration` longer than `ttl`, a
+ * refusal also blocks the tracker for `blockDuration` (a second check, on
  * refusals only); hits during a block are refused, not counted (as throttler's
- * own storage). When the store does not
- * answer: `open` passes the hit, `closed` blocks it for 1 s, `local` counts it
- * per instance (no blocks); never a 500. Each throttler's policies are
+ * own storage). When the store does not answer: `open` passes the hit,
+ * `closed` blocks it for 1 s, `local` counts it per instance (no blocks);
+ * never a 500. Each throttler's policies are
  * compiled once. Throws a `TypeError` for a bad throttler in `throttlers` or
  * `throttlerMajor` (at start-up) or at a hit (`limit` 0, a sub-second `ttl`
  * without `subSecond`; throttler 4 or 5's `increment(key, ttl)` without their
@@ -272,9 +281,11 @@ export function createThrottlerStorage(
         ? legacyHit(throttlerName, ttl)
         : compiled(throttlerName, limit, ttl, blockDuration);
       // A key that is no string at all is the limiter's TypeError.
-      const subject = typeof key !== "string" || subjectFault(key) === undefined
+      const subject = typeof key !== "string"
         ? key
-        : await keySubject(key);
+        : subjectFault(SUBJECT_PREFIX + key) === undefined
+        ? SUBJECT_PREFIX + key
+        : await hashedSubject(key);
       const result = await door.check(subject, policies.hit);
       const max = policies.limit;
       // Throttler 4 and 5 send timeToExpire as Retry-After and count the retry too: only once
