@@ -6,7 +6,7 @@
 import "reflect-metadata";
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { Get } from "@nestjs/common";
+import { Get, Next, Post, Res } from "@nestjs/common";
 import { DECORATORS } from "@nestjs/swagger";
 import {
   HTTP_CODE_METADATA,
@@ -24,6 +24,7 @@ import {
   NEST_REDIRECT_METADATA,
   NEST_RENDER_METADATA,
   NEST_SSE_METADATA,
+  readRouteOptions,
   setMetadata,
   SWAGGER_METADATA,
 } from "../../safe_response/_route_metadata.ts";
@@ -74,5 +75,29 @@ describe("swagger metadata by key", () => {
     assert.deepEqual(Reflect.getMetadata(DECORATORS.API_EXTENSION, Routes.prototype.list), {
       "x-a": 1,
     });
+  });
+});
+
+describe("readRouteOptions", () => {
+  it("reads a handler with @Res() or @Next() and no passthrough as raw (Nest then sends nothing)", () => {
+    class Routes {
+      @Get("res")
+      res(@Res() _response: unknown) {}
+      @Get("next")
+      next(@Next() _next: unknown) {}
+      @Get("passthrough")
+      passthrough(@Res({ passthrough: true }) _response: unknown) {}
+      @Post("plain")
+      plain() {}
+    }
+    class Child extends Routes {}
+    const raw = (controller: object, name: keyof Routes) =>
+      readRouteOptions(controller, Routes.prototype[name]).raw;
+    assert.deepEqual(
+      [raw(Routes, "res"), raw(Routes, "next"), raw(Routes, "passthrough"), raw(Routes, "plain")],
+      [true, true, false, false],
+    );
+    assert.equal(raw(Child, "res"), true, "a controller inheriting the handler");
+    assert.equal(raw(Child, "passthrough"), false);
   });
 });
