@@ -13,8 +13,11 @@ import {
   METHOD_METADATA,
   REDIRECT_METADATA,
   RENDER_METADATA,
+  RESPONSE_PASSTHROUGH_METADATA,
+  ROUTE_ARGS_METADATA,
   SSE_METADATA,
 } from "@nestjs/common/constants.js";
+import { RouteParamtypes } from "@nestjs/common/enums/route-paramtypes.enum.js";
 import {
   combine,
   markDeprecatedOperation,
@@ -23,6 +26,8 @@ import {
   NEST_METHOD_METADATA,
   NEST_REDIRECT_METADATA,
   NEST_RENDER_METADATA,
+  NEST_RESPONSE_PASSTHROUGH_METADATA,
+  NEST_ROUTE_ARGS_METADATA,
   NEST_SSE_METADATA,
   readRouteOptions,
   setMetadata,
@@ -43,6 +48,9 @@ describe("swagger metadata by key", () => {
     assert.equal(NEST_REDIRECT_METADATA, REDIRECT_METADATA);
     assert.equal(NEST_RENDER_METADATA, RENDER_METADATA);
     assert.equal(NEST_SSE_METADATA, SSE_METADATA);
+    assert.equal(NEST_ROUTE_ARGS_METADATA, ROUTE_ARGS_METADATA);
+    assert.equal(NEST_RESPONSE_PASSTHROUGH_METADATA, RESPONSE_PASSTHROUGH_METADATA);
+    assert.deepEqual([RouteParamtypes.RESPONSE, RouteParamtypes.NEXT], [1, 2]);
   });
 
   it("setMetadata and combine write on the handler of a method, on the class otherwise", () => {
@@ -92,7 +100,7 @@ describe("readRouteOptions", () => {
     }
     class Child extends Routes {}
     const raw = (controller: object, name: keyof Routes) =>
-      readRouteOptions(controller, Routes.prototype[name]).raw;
+      readRouteOptions(controller, Routes.prototype[name]).raw === true;
     assert.deepEqual(
       [raw(Routes, "res"), raw(Routes, "next"), raw(Routes, "passthrough"), raw(Routes, "plain")],
       [true, true, false, false],

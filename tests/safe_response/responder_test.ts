@@ -32,7 +32,6 @@ function exchange(
     request?: Bag;
     response?: Bag;
     status?: number;
-    sendsStatus?: boolean;
     method?: string;
   } = {},
 ): HttpExchange {
@@ -42,7 +41,6 @@ function exchange(
     method: init.method ?? "GET",
     target,
     status: init.status,
-    sendsStatus: init.sendsStatus,
     requestHeader: (name) => request.get(name.toLowerCase()) as string | undefined,
     responseHeader: (name) => response.get(name.toLowerCase()),
     request: { i18nLang: "fr" },
