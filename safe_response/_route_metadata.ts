@@ -45,6 +45,15 @@ export const NEST_RENDER_METADATA = "__renderTemplate__";
 /** Nest's `SSE_METADATA` (`@Sse`; stable from Nest 10 to 12, in `@nestjs/common/constants`). */
 export const NEST_SSE_METADATA = "__sse__";
 
+/** Nest's `ROUTE_ARGS_METADATA` (parameter decorators, by `${paramtype}:${index}`; on the class, by method). */
+export const NEST_ROUTE_ARGS_METADATA = "__routeArguments__";
+
+/** Nest's `RESPONSE_PASSTHROUGH_METADATA` (`@Res({ passthrough: true })`; on the class, by method). */
+export const NEST_RESPONSE_PASSTHROUGH_METADATA = "__responsePassthrough__";
+
+/** Nest's `RouteParamtypes.RESPONSE` and `RouteParamtypes.NEXT`. */
+const NEST_RESPONSE_PARAMS: ReadonlySet<number> = new Set([1, 2]);
+
 /** Nest's `HEADERS_METADATA` (`@Header`: `{ name, value }[]`, in `@nestjs/common/constants`). */
 const NEST_HEADERS_METADATA = "__headers__";
 
@@ -121,6 +130,18 @@ function nestAnswers(handler: object): boolean {
 }
 
 /**
+ * Whether `handler` sends its own response: a `@Res()` or `@Next()` parameter without
+ * `@Res({ passthrough: true })` (Nest's `isResponseHandled`; Nest then sends nothing itself).
+ */
+function sendsOwnResponse(controller: object, handler: object): boolean {
+  const name = (handler as { name?: string }).name;
+  if (typeof name !== "string" || name === "") return false;
+  if (Reflect.getMetadata(NEST_RESPONSE_PASSTHROUGH_METADATA, controller, name)) return false;
+  const args: unknown = Reflect.getMetadata(NEST_ROUTE_ARGS_METADATA, controller, name);
+  return Object.keys(args ?? {}).some((key) => NEST_RESPONSE_PARAMS.has(Number(key.split(":")[0])));
+}
+
+/**
  * The media type `handler` sends its success with when not the JSON envelope: `text/event-stream`
  * for `@Sse`, its own `@Header("Content-Type")` when not JSON (the last one, as Nest sets them in
  * order); else `null`.
@@ -146,15 +167,16 @@ export function routeOption<T>(controller: object, handler: object, key: string)
 
 /**
  * The route options the decorators set on `handler` (over its `controller`), and Nest's default
- * status. A route Nest answers itself (`@Redirect`, `@Render`, `@Sse`) is raw whatever `SafeResponse`
- * says.
+ * status. A route Nest answers itself (`@Redirect`, `@Render`, `@Sse`) or whose handler sends its own
+ * response (`@Res()`, `@Next()`, no passthrough) is raw whatever `SafeResponse` says.
  */
 export function readRouteOptions(controller: object, handler: object): RouteOptions {
   const get = <T>(key: string): T | undefined => routeOption<T>(controller, handler, key);
   const method = Reflect.getMetadata(NEST_METHOD_METADATA, handler);
   return {
     route: `${(controller as { name?: string }).name}.${(handler as { name?: string }).name}`,
-    raw: nestAnswers(handler) || get<boolean>(ROUTE_KEYS.raw),
+    raw: nestAnswers(handler) || sendsOwnResponse(controller, handler) ||
+      get<boolean>(ROUTE_KEYS.raw),
     statusCode: Reflect.getMetadata(NEST_HTTP_CODE, handler) ?? (method === POST ? 201 : 200),
     successCode: Reflect.getMetadata(ROUTE_KEYS.successCode, handler),
     message: get(ROUTE_KEYS.message),

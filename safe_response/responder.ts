@@ -27,7 +27,7 @@ import {
   selectFields,
 } from "./field_selection.ts";
 import { registerTaps, type ResponderTaps } from "../telemetry/_taps.ts";
-import { problemTitle } from "./http_status.ts";
+import { isHttpStatus, problemTitle } from "./http_status.ts";
 import type { I18nAdapter } from "./i18n_adapter.ts";
 import {
   buildCursorPaginationMeta,
@@ -134,13 +134,11 @@ export interface HttpExchange {
   requestHeader(name: string): string | undefined;
   /** Reads a header already set on the response (rate limits, the request id). */
   responseHeader(name: string): unknown;
-  /** Status already set on the response, if any. */
-  readonly status?: number;
   /**
-   * Whether the framework sends {@link status} as it is (Nest sets the route's before the handler,
-   * which may change it); else the binding sends the reply's.
+   * Status set on the response, if any (Nest sets the route's before the handler, which may change
+   * it): the one sent and the envelope's.
    */
-  readonly sendsStatus?: boolean;
+  readonly status?: number;
   /** The framework's request object, given to `I18nAdapter.resolveLanguage`. */
   readonly request?: unknown;
 }
@@ -444,10 +442,10 @@ export class Responder {
   /**
    * The reply of a handler's `result`: the success envelope, or the result itself on a raw route,
    * for binary and stream results, or when the route set a non-JSON `Content-Type` (with the
-   * route's and request-id headers all the same). Its status is the
-   * one sent: the one on the response when the framework sends it, else the handler's (but a 200)
-   * or the route's. Throws when an application function fails or a paginated result's numbers are
-   * out of range (pass the throw to {@link error}).
+   * route's and request-id headers all the same). Its status, the one sent and the envelope's, is
+   * the one set on the response (a 200 too), else the route's. Throws when that status is not an
+   * integer from 100 to 599, an application function fails or a paginated result's numbers are out
+   * of range (pass the throw to {@link error}).
    */
   success(
     result: unknown,
@@ -455,10 +453,12 @@ export class Responder {
     phase: RequestPhase & { plan: RoutePlan },
   ): Reply {
     const { plan } = phase;
-    const current = exchange.status;
-    // The envelope's status: the one set on the response, else (a 200 too) the route's
-    const stated = current !== undefined && current !== 200 ? current : plan.statusCode;
-    const status = exchange.sendsStatus === true && current !== undefined ? current : stated;
+    const status = exchange.status ?? plan.statusCode;
+    if (!isHttpStatus(status)) {
+      throw new RangeError(
+        `status ${status} set on the response is not an integer from 100 to 599`,
+      );
+    }
     if (plan.raw || isPassthrough(result) || setsOwnMediaType(exchange)) {
       const headers = this.routeHeaders(exchange, plan);
       this.#addRequestId(headers, exchange);
@@ -473,10 +473,10 @@ export class Responder {
     const headers = this.routeHeaders(exchange, plan, shaped.links);
     const requestId = this.#addRequestId(headers, exchange);
     const body = buildSuccessBody({
-      statusCode: stated,
-      code: plan.fixedCode || stated === plan.statusCode
+      statusCode: status,
+      code: plan.fixedCode || status === plan.statusCode
         ? plan.successCode
-        : this.#successCode(stated),
+        : this.#successCode(status),
       requestId,
       data: shaped.data,
       meta: this.#meta(status, shaped.meta, exchange, phase, plan.message),

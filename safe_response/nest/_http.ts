@@ -37,7 +37,6 @@ export interface ResponseLike {
 
 /** The core's view of a Nest exchange. */
 class NestExchange implements HttpExchange {
-  readonly sendsStatus = true;
   constructor(readonly request: RequestLike, readonly response: ResponseLike) {}
   get method(): string {
     return this.request.method ?? "GET";
@@ -62,8 +61,9 @@ export function exchangeOf(request: RequestLike, response: ResponseLike): HttpEx
   return new NestExchange(request, response);
 }
 
-/** Sets response headers on either adapter. */
+/** Sets response headers on either adapter; none once they went out (the handler sent them). */
 export function setHeaders(response: ResponseLike, headers: Iterable<readonly [string, string]>) {
+  if ((response.raw ?? response).headersSent === true) return;
   for (const [name, value] of headers) {
     if (typeof response.header === "function") response.header(name, value);
     else response.setHeader?.(name, value);

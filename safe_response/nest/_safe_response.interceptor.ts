@@ -30,7 +30,8 @@ import { requestVersion } from "./_versioning.ts";
 /**
  * Wraps every HTTP handler result in the success envelope (installed globally
  * by `SafeResponseModule`). Non-HTTP contexts, `RawResponse` routes, routes
- * Nest answers itself (`@Redirect`, `@Render`, `@Sse`), routes that set a
+ * Nest answers itself (`@Redirect`, `@Render`, `@Sse`) or whose handler sends
+ * its own response (`@Res()`, `@Next()`, no passthrough), routes that set a
  * non-JSON `Content-Type` (`@Header`) and `StreamableFile`/`Buffer`/stream
  * results pass through unwrapped; a success with a 1xx, 204, 205 or 304
  * status is sent with no body. A request it already answers (the module

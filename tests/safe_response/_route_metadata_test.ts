@@ -6,15 +6,18 @@
 import "reflect-metadata";
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { Get } from "@nestjs/common";
+import { Get, Next, Post, Res } from "@nestjs/common";
 import { DECORATORS } from "@nestjs/swagger";
 import {
   HTTP_CODE_METADATA,
   METHOD_METADATA,
   REDIRECT_METADATA,
   RENDER_METADATA,
+  RESPONSE_PASSTHROUGH_METADATA,
+  ROUTE_ARGS_METADATA,
   SSE_METADATA,
 } from "@nestjs/common/constants.js";
+import { RouteParamtypes } from "@nestjs/common/enums/route-paramtypes.enum.js";
 import {
   combine,
   markDeprecatedOperation,
@@ -23,7 +26,10 @@ import {
   NEST_METHOD_METADATA,
   NEST_REDIRECT_METADATA,
   NEST_RENDER_METADATA,
+  NEST_RESPONSE_PASSTHROUGH_METADATA,
+  NEST_ROUTE_ARGS_METADATA,
   NEST_SSE_METADATA,
+  readRouteOptions,
   setMetadata,
   SWAGGER_METADATA,
 } from "../../safe_response/_route_metadata.ts";
@@ -42,6 +48,9 @@ describe("swagger metadata by key", () => {
     assert.equal(NEST_REDIRECT_METADATA, REDIRECT_METADATA);
     assert.equal(NEST_RENDER_METADATA, RENDER_METADATA);
     assert.equal(NEST_SSE_METADATA, SSE_METADATA);
+    assert.equal(NEST_ROUTE_ARGS_METADATA, ROUTE_ARGS_METADATA);
+    assert.equal(NEST_RESPONSE_PASSTHROUGH_METADATA, RESPONSE_PASSTHROUGH_METADATA);
+    assert.deepEqual([RouteParamtypes.RESPONSE, RouteParamtypes.NEXT], [1, 2]);
   });
 
   it("setMetadata and combine write on the handler of a method, on the class otherwise", () => {
@@ -74,5 +83,29 @@ describe("swagger metadata by key", () => {
     assert.deepEqual(Reflect.getMetadata(DECORATORS.API_EXTENSION, Routes.prototype.list), {
       "x-a": 1,
     });
+  });
+});
+
+describe("readRouteOptions", () => {
+  it("reads a handler with @Res() or @Next() and no passthrough as raw (Nest then sends nothing)", () => {
+    class Routes {
+      @Get("res")
+      res(@Res() _response: unknown) {}
+      @Get("next")
+      next(@Next() _next: unknown) {}
+      @Get("passthrough")
+      passthrough(@Res({ passthrough: true }) _response: unknown) {}
+      @Post("plain")
+      plain() {}
+    }
+    class Child extends Routes {}
+    const raw = (controller: object, name: keyof Routes) =>
+      readRouteOptions(controller, Routes.prototype[name]).raw === true;
+    assert.deepEqual(
+      [raw(Routes, "res"), raw(Routes, "next"), raw(Routes, "passthrough"), raw(Routes, "plain")],
+      [true, true, false, false],
+    );
+    assert.equal(raw(Child, "res"), true, "a controller inheriting the handler");
+    assert.equal(raw(Child, "passthrough"), false);
   });
 });

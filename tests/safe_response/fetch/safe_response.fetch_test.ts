@@ -202,6 +202,34 @@ describe("createSafeFetch route: successes", () => {
     assert.equal(refused.body.meta.rateLimit.retryAfter, 30);
   });
 
+  it("sends context.status instead of the route's statusCode, 200 included, and codes the status sent", async () => {
+    const { safe } = safeWith({ successCodeMapper: (status) => `S_${status}` });
+    for (const [set, sent] of [[200, 200], [202, 202], [undefined, 201]] as const) {
+      const handler = safe.route({ statusCode: 201 }, (_request, context) => {
+        if (set !== undefined) context.status = set;
+        return { created: set === undefined };
+      });
+      const { status, body } = await read(await handler(at("/items", { method: "POST" })));
+      assert.equal(status, sent);
+      assert.equal(body.statusCode, sent);
+      assert.equal(body.code, `S_${sent}`);
+    }
+  });
+
+  it("answers a context.status that is not an integer status from 200 to 599 as a logged 500", async () => {
+    const { safe, lines } = safeWith();
+    for (const set of [200.5, 999, 99]) {
+      const handler = safe.route({}, (_request, context) => {
+        context.status = set;
+        return 1;
+      });
+      const { status, body } = await read(await handler(at("/")));
+      assert.equal(status, 500, String(set));
+      assert.equal(body.error.code, "INTERNAL_SERVER_ERROR");
+    }
+    assert.equal(lines.length, 3, lines.join("\n"));
+  });
+
   it("answers a 204, 205 or 304 success with no body, as Nest does, keeping its headers", async () => {
     const { safe, lines } = safeWith({
       requestId: true,

@@ -18,6 +18,7 @@ import {
   type NestModule,
   NotFoundException,
   Post,
+  Res,
   StreamableFile,
 } from "@nestjs/common";
 import { lastValueFrom, of } from "rxjs";
@@ -397,3 +398,126 @@ for (const adapter of ADAPTERS) {
     }
   });
 }
+
+/** Sets `status` on an Express response or a Fastify reply. */
+type StatusSetter = { status?: (status: number) => unknown; code?: (status: number) => unknown };
+const setStatus = (response: StatusSetter, status: number) =>
+  typeof response.code === "function" ? response.code(status) : response.status!(status);
+
+describe("a status the handler sets (passthrough) wins, 200 included", () => {
+  @Controller("set")
+  class SetStatusController {
+    @Post("post")
+    post(@Res({ passthrough: true }) response: StatusSetter) {
+      setStatus(response, 200);
+      return { created: false };
+    }
+
+    @Get("http-code")
+    @HttpCode(201)
+    httpCode(@Res({ passthrough: true }) response: StatusSetter) {
+      setStatus(response, 200);
+      return 1;
+    }
+
+    @Get("safe")
+    @SafeResponse({ statusCode: 202 })
+    safe(@Res({ passthrough: true }) response: StatusSetter) {
+      setStatus(response, 200);
+      return 1;
+    }
+
+    @Post("accepted")
+    accepted(@Res({ passthrough: true }) response: StatusSetter) {
+      setStatus(response, 202);
+      return 1;
+    }
+
+    @Post("untouched")
+    untouched(@Res({ passthrough: true }) _response: StatusSetter) {
+      return 1;
+    }
+
+    @Get("coded")
+    @HttpCode(201)
+    coded() {
+      return 1;
+    }
+  }
+
+  @Module({
+    imports: [SafeResponseModule.register({ successCodeMapper: (status) => `S_${status}` })],
+    controllers: [SetStatusController],
+  })
+  class SetStatusModule {}
+
+  for (const adapter of ADAPTERS) {
+    it(`${adapter}: the envelope's status and code are the status sent`, async () => {
+      const { url, close } = await boot(SetStatusModule, adapter);
+      try {
+        for (
+          const [method, path, status] of [
+            ["POST", "/set/post", 200],
+            ["GET", "/set/http-code", 200],
+            ["GET", "/set/safe", 200],
+            ["POST", "/set/accepted", 202],
+            ["POST", "/set/untouched", 201], // nothing set: Nest's default for POST
+            ["GET", "/set/coded", 201], // nothing set: the @HttpCode
+          ] as const
+        ) {
+          const response = await getJson(url, path, { method });
+          assert.equal(response.status, status, path);
+          assert.equal(response.body.statusCode, status, path);
+          assert.equal(response.body.code, `S_${status}`, path);
+        }
+      } finally {
+        await close();
+      }
+    });
+  }
+});
+
+describe("a handler that sends its own response (@Res() without passthrough)", () => {
+  type Sender = { json?: (body: unknown) => unknown; send?: (body: unknown) => unknown };
+  const send = (response: Sender, body: unknown) =>
+    typeof response.json === "function" ? response.json(body) : response.send!(body);
+
+  @Controller("own")
+  class OwnController {
+    @Get("deprecated")
+    @Deprecated({ since: "2026-01-01T00:00:00Z", sunsetLink: "https://example.com/sunset" })
+    deprecated(@Res() response: Sender) {
+      send(response, { mine: 1 });
+    }
+
+    @Get("page")
+    @Paginated({ linkHeader: true })
+    @Deprecated({ since: "2026-01-01T00:00:00Z" })
+    page(@Res() response: Sender) {
+      send(response, { data: [1], total: 3, page: 1, limit: 1 });
+    }
+  }
+
+  @Module({ imports: [SafeResponseModule.register()], controllers: [OwnController] })
+  class OwnModule {}
+
+  for (const adapter of ADAPTERS) {
+    it(`${adapter}: gets the route's headers before the handler, its body untouched, nothing logged`, async () => {
+      const logger = new CapturingLogger();
+      const { url, close } = await boot(OwnModule, adapter, { logger });
+      try {
+        const deprecated = await fetch(`${url}/own/deprecated`);
+        assert.deepEqual(await deprecated.json(), { mine: 1 });
+        assert.equal(deprecated.headers.get("deprecation"), "@1767225600");
+        assert.equal(deprecated.headers.get("link"), SUNSET);
+        const page = await fetch(`${url}/own/page?page=1&limit=1`);
+        assert.deepEqual(await page.json(), { data: [1], total: 3, page: 1, limit: 1 });
+        assert.equal(page.headers.get("deprecation"), "@1767225600");
+        await new Promise((done) => setTimeout(done, 20));
+        assert.deepEqual(logger.entries.filter((entry) => entry.level === "error"), []);
+      } finally {
+        await close();
+      }
+    });
+  }
+});
