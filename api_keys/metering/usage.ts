@@ -125,7 +125,8 @@ export interface ApiKeyUsageMetric {
   type: "api_key.usage_flush";
   /**
    * `written`: rows stored; `failed`: a write failed, its rows kept for the
-   * next flush; `dropped`: rows of the oldest keys dropped past `maxPendingKeys`.
+   * next flush (also a clock or an audit refusal record that failed with
+   * `audit.refusedVerifications`: `rows` held, they and the refusals kept); `dropped`: rows of the oldest keys dropped past `maxPendingKeys`.
    */
   outcome: "written" | "failed" | "dropped";
   /** Rows concerned. */
