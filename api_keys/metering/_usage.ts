@@ -459,7 +459,7 @@ export function compileUsage(
   });
 }
 
-/** The window of a usage query, validated and widened to whole buckets; the storage's access. */
+/** The window of a usage query, validated and widened to whole buckets (`checkUsageWindow`); the storage's access. */
 function usageWindow(
   access: UsageAccess | undefined,
   tenantId: string,
@@ -467,7 +467,7 @@ function usageWindow(
 ): { access: UsageAccess; from: Date; to: Date } {
   requireTenantId(tenantId);
   if (typeof query !== "object" || query === null) fail("query", "must be an object");
-  const { keyId, granularity } = query;
+  const { keyId } = query;
   if (keyId !== undefined) requireNonEmptyString(keyId, "keyId");
   const { fromMs, toMs } = checkUsageWindow(query);
   if (access === undefined) {
@@ -475,12 +475,7 @@ function usageWindow(
       "ApiKeysService.usage needs a storage with the capabilities recordUsage and readUsage",
     );
   }
-  const size = granularity === "hour" ? HOUR_MS : DAY_MS;
-  return {
-    access,
-    from: new Date(fromMs - (fromMs % size)),
-    to: new Date(Math.ceil(toMs / size) * size),
-  };
+  return { access, from: new Date(fromMs), to: new Date(toMs) };
 }
 
 /** `hours` as `granularity` buckets: as they are, or summed per UTC day. */
