@@ -478,7 +478,10 @@ function usageWindow(
   return { access, from: new Date(fromMs), to: new Date(toMs) };
 }
 
-/** `hours` as `granularity` buckets: as they are, or summed per UTC day. */
+/**
+ * `hours` as `granularity` buckets: as they are, or summed per UTC day (a storage that answered
+ * days for a day read: one bucket each, as they are).
+ */
 function inBuckets(hours: ApiKeyUsageBucket[], granularity: "hour" | "day"): ApiKeyUsageBucket[] {
   if (granularity === "hour") return hours;
   const perDay: ApiKeyUsageBucket[] = [];
@@ -505,14 +508,15 @@ export async function readUsage(
   query: ApiKeyUsageQuery,
 ): Promise<ApiKeyUsageBucket[]> {
   const { access, from, to } = usageWindow(storage, tenantId, query);
-  const { keyId } = query;
+  const { keyId, granularity } = query;
   const hours = await access.read({
     tenantId,
     ...(keyId === undefined ? {} : { keyId }),
     from,
     to,
+    granularity,
   });
-  return inBuckets(hours, query.granularity);
+  return inBuckets(hours, granularity);
 }
 
 /**
@@ -528,6 +532,7 @@ export async function readUsageOfKeys(
 ): Promise<ApiKeyUsageBucket[][]> {
   const { access, from, to } = usageWindow(storage, tenantId, query);
   for (const keyId of keyIds) requireNonEmptyString(keyId, "keyId");
-  const lists = await access.readKeys({ tenantId, keyIds, from, to });
-  return lists.map((hours) => inBuckets(hours, query.granularity));
+  const { granularity } = query;
+  const lists = await access.readKeys({ tenantId, keyIds, from, to, granularity });
+  return lists.map((hours) => inBuckets(hours, granularity));
 }

@@ -557,6 +557,7 @@ describe("readUsage", () => {
       keyIds: ["k1", "k2"],
       from: new Date(Math.floor(from.getTime() / (24 * HOUR)) * 24 * HOUR),
       to: new Date(Math.ceil(to.getTime() / (24 * HOUR)) * 24 * HOUR),
+      granularity: "day",
     }]);
     assert.deepEqual(lists, [await readUsage(access, "t1", query), []]);
     await assert.rejects(
@@ -577,6 +578,7 @@ describe("readUsage", () => {
       tenantId: "t1",
       from: new Date(T0 - 11 * HOUR),
       to: new Date(T0 + 15 * HOUR),
+      granularity: "hour",
     });
     const days = await readUsage(access, "t1", { keyId: "k1", from, to, granularity: "day" });
     assert.deepEqual(reads.at(-1), {
@@ -584,7 +586,16 @@ describe("readUsage", () => {
       keyId: "k1",
       from: new Date("2029-12-31T00:00:00.000Z"),
       to: new Date("2030-01-03T00:00:00.000Z"),
+      granularity: "day",
     });
+    // A storage answering days for a day read (as the Prisma adapter does): the same answer.
+    reads.length = 0;
+    const perDay = await readUsage(
+      { ...access, read: () => Promise.resolve(days) },
+      "t1",
+      { keyId: "k1", from, to, granularity: "day" },
+    );
+    assert.deepEqual(perDay, days);
     assert.deepEqual(days.map((d) => [d.start.toISOString(), d.accepted, d.cost]), [
       ["2029-12-31T00:00:00.000Z", 1, 1],
       ["2030-01-01T00:00:00.000Z", 5, 5],
