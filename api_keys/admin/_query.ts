@@ -181,18 +181,21 @@ export interface UsageWindow {
   from: Date;
   /** End, excluded. */
   to: Date;
+  /** The bounds of the buckets read (whole UTC hours or days): what the answer states. */
+  covered: { from: Date; to: Date };
 }
 
 /**
  * Reads `granularity`, `from` and `to` (`to` defaults to `now`, `from` to a
- * day before `to`), checked by the service's rule (`checkUsageWindow`).
+ * day before `to`), checked by the service's rule (`checkUsageWindow`), and
+ * the bounds of its buckets (that rule's widening).
  */
 export function usageWindow(query: QueryOf, now: Date): UsageWindow {
   const granularity = oneOf(param(query, "granularity"), ["hour", "day"], "hour", "granularity");
   const to = queryInstant(param(query, "to"), now, "to");
   const from = queryInstant(param(query, "from"), new Date(to.getTime() - DAY_MS), "from");
-  checkUsageWindow({ granularity, from, to });
-  return { granularity, from, to };
+  const { fromMs, toMs } = checkUsageWindow({ granularity, from, to });
+  return { granularity, from, to, covered: { from: new Date(fromMs), to: new Date(toMs) } };
 }
 
 /**

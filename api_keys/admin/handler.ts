@@ -763,7 +763,7 @@ export function createApiKeysAdminHandler<R>(
     query: QueryOf,
   ): Promise<Omit<UsageBatchAnswer, "keys"> & { keys: Record<string, ApiKeyUsageBucket[]> }> {
     const ids = usageKeys(query);
-    const { granularity, from, to } = usageWindow(query, clock());
+    const { granularity, from, to, covered } = usageWindow(query, clock());
     // One storage read of the keys (`findManyByIds`); another tenant's id is unknown.
     const keys = (await summariesOf(call.tenantId, ids)).filter((key) => key !== null);
     if (keys.length !== ids.length) throw new ApiKeyOperationError("api_key_record_not_found");
@@ -775,8 +775,8 @@ export function createApiKeysAdminHandler<R>(
     // The service's buckets as they are: JSON writes their dates as ISO strings.
     return {
       granularity,
-      from: from.toISOString(),
-      to: to.toISOString(),
+      from: covered.from.toISOString(),
+      to: covered.to.toISOString(),
       keys: Object.fromEntries(ids.map((id, i) => [id, buckets[i]])),
     };
   }
@@ -884,15 +884,15 @@ export function createApiKeysAdminHandler<R>(
 
   async function readUsage(call: Call<R>, key: ApiKeySummary, request: AdminRequest) {
     await allow(call, "usage", { tenantId: call.tenantId, key, proposed: null });
-    const { granularity, from, to } = usageWindow(request.query, clock());
+    const { granularity, from, to, covered } = usageWindow(request.query, clock());
     // The page's read (`usageOfKeys`), for one key.
     const [buckets] = await usageOfKeys(call.tenantId, [key.id], { from, to, granularity });
     // The service's buckets as they are: JSON writes their dates as the ISO strings of UsageAnswer.
     const answer: Omit<UsageAnswer, "buckets"> & { buckets: ApiKeyUsageBucket[] } = {
       keyId: key.id,
       granularity,
-      from: from.toISOString(),
-      to: to.toISOString(),
+      from: covered.from.toISOString(),
+      to: covered.to.toISOString(),
       buckets,
     };
     return jsonResponse(200, JSON.stringify(answer));

@@ -658,9 +658,9 @@ export interface UsageAnswer {
   keyId: string;
   /** Bucket size. */
   granularity: "hour" | "day";
-  /** Start (ISO 8601). */
+  /** Start of the first bucket read: the asked `from` floored to a whole UTC hour or day (ISO 8601). */
   from: string;
-  /** End, excluded (ISO 8601). */
+  /** End of the last bucket read, excluded: the asked `to` rounded up likewise (ISO 8601). */
   to: string;
   /** One per bucket, oldest first. */
   buckets: (ApiKeyUsageCounts & { start: string })[];
@@ -691,9 +691,9 @@ export interface AuditPage {
 export interface UsageBatchAnswer {
   /** Bucket size. */
   granularity: "hour" | "day";
-  /** Start (ISO 8601). */
+  /** Start of the buckets read, as `UsageAnswer.from` (ISO 8601). */
   from: string;
-  /** End, excluded (ISO 8601). */
+  /** End of the buckets read, excluded, as `UsageAnswer.to` (ISO 8601). */
   to: string;
   /** Per key id asked for: one bucket per hour or day, oldest first. */
   keys: Record<string, (ApiKeyUsageCounts & { start: string })[]>;

@@ -209,7 +209,8 @@ export class UsageRecorder {
    * Retries the failed writes as they were, then writes every held row,
    * 1,000 per storage call, in (key, hour) order; resolves the error of a
    * failed write (it and the later ones are kept, each with its rows and
-   * batch id), else `undefined`. One flush at a time: a call during a flush
+   * batch id), or of the clock or `onRefusals` (the rows, or the hours not
+   * handed over, are kept), else `undefined`: never rejects. One flush at a time: a call during a flush
    * waits for it, then flushes. `all`: hand over every gathered hour's
    * refusals (`close()`), not only the finished ones.
    */
@@ -318,7 +319,8 @@ export class UsageRecorder {
     if (this.#timer !== undefined) return;
     this.#timer = setTimeout(() => {
       this.#timer = undefined;
-      void this.flush();
+      // Never rejects unhandled: a failure the flush did not resolve is reported as one it did.
+      this.flush().catch((error) => this.#failure(error, this.pendingRows));
     }, this.#s.flushIntervalMs);
     if (this.#closed) unref(this.#timer);
   }
@@ -327,7 +329,13 @@ export class UsageRecorder {
     clearTimeout(this.#timer);
     this.#timer = undefined;
     // When the rows are taken: every count they miss is later than this (`#reportRefusals`).
-    const takenMs = this.#s.onRefusals === undefined ? 0 : this.#s.clock().getTime();
+    // A clock that throws takes nothing: the rows and refusals wait for the next flush.
+    let takenMs = 0;
+    try {
+      if (this.#s.onRefusals !== undefined) takenMs = this.#s.clock().getTime();
+    } catch (error) {
+      return this.#failure(error, this.pendingRows);
+    }
     const held = this.#hours.flatMap((hour) => [...hour.rows.values()]);
     this.#hours = [];
     this.#heldRows = 0;
@@ -354,9 +362,7 @@ export class UsageRecorder {
         traced?.(errorNameOf(error));
         this.#writing = false;
         this.#bound(); // the rows counted during the write, beside the failed ones
-        this.#emit("failed", this.#batchedRows);
-        if (this.#s.emitMetric === undefined) this.#failed(error);
-        return error;
+        return this.#failure(error, this.#batchedRows);
       }
       // Rows dropped meanwhile (`#bound`) left this batch, never the list.
       this.#batches.shift();
@@ -365,8 +371,23 @@ export class UsageRecorder {
       if (this.#s.onRefusals !== undefined) this.#gatherRefusals(batch.rows);
     }
     this.#writing = false;
-    if (this.#s.onRefusals !== undefined) this.#reportRefusals(this.#s.onRefusals, takenMs, all);
+    try {
+      if (this.#s.onRefusals !== undefined) this.#reportRefusals(this.#s.onRefusals, takenMs, all);
+    } catch (error) {
+      // The sink (its clock read) failed: the hours it did not take wait for the next flush.
+      return this.#failure(error, this.pendingRows);
+    }
     return undefined;
+  }
+
+  /**
+   * Reports a failed flush, `rows` kept for the next one: a `failed` metric, or without
+   * `onMetric` one console warning. Returns `error`.
+   */
+  #failure(error: unknown, rows: number): unknown {
+    this.#emit("failed", rows);
+    if (this.#s.emitMetric === undefined) this.#failed(error);
+    return error;
   }
 
   /** Adds the refusals of rows written to their key's hour. */
@@ -384,18 +405,19 @@ export class UsageRecorder {
   /**
    * Hands over each gathered hour (every one when `all`) that no count can still join: one that
    * ended `lateMs` before `takenMs`, the time the flush took its rows (a count of it reaches the
-   * recorder by then, so it was in them), so one record per key, hour and instance.
+   * recorder by then, so it was in them), so one record per key, hour and instance. An hour
+   * leaves the gathered ones once the sink took it: when the sink throws, it and the later ones stay.
    */
   #reportRefusals(sink: RefusalSink, takenMs: number, all: boolean): void {
     const ended = takenMs - (this.#s.lateMs ?? 0) - HOUR_MS;
     for (const [id, gathered] of this.#refusals) {
       if (gathered.bucketMs > ended && !all) continue;
-      this.#refusals.delete(id);
       const refused: Partial<Record<ApiKeyUsageRefusalCode, number>> = {};
       API_KEY_USAGE_REFUSALS.forEach((code, i) => {
         if (gathered.refused[i] > 0) refused[code] = gathered.refused[i];
       });
       sink(gathered.keyId, gathered.tenantId, new Date(gathered.bucketMs), refused);
+      this.#refusals.delete(id);
     }
   }
 
@@ -437,7 +459,7 @@ export function compileUsage(
   });
 }
 
-/** The window of a usage query, validated and widened to whole buckets; the storage's access. */
+/** The window of a usage query, validated and widened to whole buckets (`checkUsageWindow`); the storage's access. */
 function usageWindow(
   access: UsageAccess | undefined,
   tenantId: string,
@@ -445,7 +467,7 @@ function usageWindow(
 ): { access: UsageAccess; from: Date; to: Date } {
   requireTenantId(tenantId);
   if (typeof query !== "object" || query === null) fail("query", "must be an object");
-  const { keyId, granularity } = query;
+  const { keyId } = query;
   if (keyId !== undefined) requireNonEmptyString(keyId, "keyId");
   const { fromMs, toMs } = checkUsageWindow(query);
   if (access === undefined) {
@@ -453,15 +475,13 @@ function usageWindow(
       "ApiKeysService.usage needs a storage with the capabilities recordUsage and readUsage",
     );
   }
-  const size = granularity === "hour" ? HOUR_MS : DAY_MS;
-  return {
-    access,
-    from: new Date(fromMs - (fromMs % size)),
-    to: new Date(Math.ceil(toMs / size) * size),
-  };
+  return { access, from: new Date(fromMs), to: new Date(toMs) };
 }
 
-/** `hours` as `granularity` buckets: as they are, or summed per UTC day. */
+/**
+ * `hours` as `granularity` buckets: as they are, or summed per UTC day (a storage that answered
+ * days for a day read: one bucket each, as they are).
+ */
 function inBuckets(hours: ApiKeyUsageBucket[], granularity: "hour" | "day"): ApiKeyUsageBucket[] {
   if (granularity === "hour") return hours;
   const perDay: ApiKeyUsageBucket[] = [];
@@ -488,14 +508,15 @@ export async function readUsage(
   query: ApiKeyUsageQuery,
 ): Promise<ApiKeyUsageBucket[]> {
   const { access, from, to } = usageWindow(storage, tenantId, query);
-  const { keyId } = query;
+  const { keyId, granularity } = query;
   const hours = await access.read({
     tenantId,
     ...(keyId === undefined ? {} : { keyId }),
     from,
     to,
+    granularity,
   });
-  return inBuckets(hours, query.granularity);
+  return inBuckets(hours, granularity);
 }
 
 /**
@@ -511,6 +532,7 @@ export async function readUsageOfKeys(
 ): Promise<ApiKeyUsageBucket[][]> {
   const { access, from, to } = usageWindow(storage, tenantId, query);
   for (const keyId of keyIds) requireNonEmptyString(keyId, "keyId");
-  const lists = await access.readKeys({ tenantId, keyIds, from, to });
-  return lists.map((hours) => inBuckets(hours, query.granularity));
+  const { granularity } = query;
+  const lists = await access.readKeys({ tenantId, keyIds, from, to, granularity });
+  return lists.map((hours) => inBuckets(hours, granularity));
 }

@@ -8,6 +8,7 @@
 import { fail, instantProblem } from "../_input.ts";
 import type { ApiKeyUsageQuery } from "./usage.ts";
 
+const HOUR_MS = 3_600_000;
 const DAY_MS = 86_400_000;
 /** Longest span of a usage read per granularity. */
 const MAX_SPAN_DAYS = { hour: 31, day: 366 } as const;
@@ -27,7 +28,8 @@ function instant(value: unknown, field: string): number {
  * Checks the window of a usage read: `granularity` `"hour"` or `"day"`,
  * `from` and `to` valid Dates from 1970, `to` after `from` by at most 31 days
  * by hour, 366 by day; else the `ApiKeyValidationError` naming the field.
- * Returns `from` and `to` in epoch ms.
+ * Returns the window widened to whole UTC buckets (`from` floored, `to`
+ * rounded up), in epoch ms: the bounds of the buckets a read of it answers.
  */
 export function checkUsageWindow(
   window: Pick<ApiKeyUsageQuery, "granularity" | "from" | "to">,
@@ -41,5 +43,6 @@ export function checkUsageWindow(
   if (toMs <= fromMs) fail("to", "must be after from");
   const days = MAX_SPAN_DAYS[granularity];
   if (toMs - fromMs > days * DAY_MS) fail("to", `must be at most ${days} days after from`);
-  return { fromMs, toMs };
+  const size = granularity === "hour" ? HOUR_MS : DAY_MS;
+  return { fromMs: fromMs - (fromMs % size), toMs: Math.ceil(toMs / size) * size };
 }

@@ -76,6 +76,12 @@ export interface ApiKeyUsageReadQuery {
   from: Date;
   /** End of the hours read (excluded). */
   to: Date;
+  /**
+   * `"day"` (the service's day reads; `from` and `to` are then UTC day starts): the storage may
+   * answer one bucket per UTC day, the sum of its hours, instead of the hours (the service sums
+   * them per day either way).
+   */
+  granularity?: "hour" | "day";
 }
 
 /**
@@ -91,6 +97,8 @@ export interface ApiKeyUsageKeysReadQuery {
   from: Date;
   /** End of the hours read (excluded). */
   to: Date;
+  /** As `ApiKeyUsageReadQuery.granularity`. */
+  granularity?: "hour" | "day";
 }
 
 /**
@@ -125,7 +133,8 @@ export interface ApiKeyUsageMetric {
   type: "api_key.usage_flush";
   /**
    * `written`: rows stored; `failed`: a write failed, its rows kept for the
-   * next flush; `dropped`: rows of the oldest keys dropped past `maxPendingKeys`.
+   * next flush (also a clock or an audit refusal record that failed with
+   * `audit.refusedVerifications`: `rows` held, they and the refusals kept); `dropped`: rows of the oldest keys dropped past `maxPendingKeys`.
    */
   outcome: "written" | "failed" | "dropped";
   /** Rows concerned. */

@@ -537,7 +537,7 @@ export class StorageAccess {
           (a) => a.readUsageBuckets(query),
         ),
       readKeys: (query) => {
-        const { tenantId, keyIds, from, to } = query;
+        const { tenantId, keyIds, from, to, granularity } = query;
         try {
           assertKeyIds(keyIds);
         } catch (error) {
@@ -545,7 +545,7 @@ export class StorageAccess {
         }
         if (readUsageOfKeys === undefined) {
           return Promise.all(
-            keyIds.map((keyId) => this.usage!.read({ tenantId, keyId, from, to })),
+            keyIds.map((keyId) => this.usage!.read({ tenantId, keyId, from, to, granularity })),
           );
         }
         return this.#call("readUsageOfKeys", () => readUsageOfKeys.call(store, query), (a) => {

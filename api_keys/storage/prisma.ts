@@ -213,17 +213,36 @@ function atMost(sum: string): string {
 /** The summed count columns of a read, each at most `MAX_USAGE_COUNT`. */
 const SUMMED_COUNTS = COUNT_COLUMNS.map((c) => `${atMost(`sum(${c})`)}::float8 AS ${c}`).join(", ");
 
-/** `readUsage`: `$1` tenant, `$2`/`$3` the window, `$4` a key id or null. */
-const READ_USAGE_SQL = `SELECT bucket, ${SUMMED_COUNTS} FROM api_key_usage
+/**
+ * The bucket of a read: the stored hour, or for a day read its UTC day's start (whatever the
+ * session's time zone: truncated as a UTC wall time, then read back as UTC).
+ */
+const BUCKET_OF = {
+  hour: "bucket",
+  day: "(date_trunc('day', bucket AT TIME ZONE 'UTC') AT TIME ZONE 'UTC')",
+} as const;
+
+/** `readUsage` by `granularity`: `$1` tenant, `$2`/`$3` the window, `$4` a key id or null. */
+function readUsageSql(granularity: keyof typeof BUCKET_OF): string {
+  const bucket = BUCKET_OF[granularity];
+  return `SELECT ${bucket} AS bucket, ${SUMMED_COUNTS} FROM api_key_usage
 WHERE tenant_id = $1 AND bucket >= $2::timestamptz AND bucket < $3::timestamptz
   AND ($4::text IS NULL OR key_id = $4::text)
-GROUP BY bucket ORDER BY bucket`;
+GROUP BY ${bucket} ORDER BY ${bucket}`;
+}
 
-/** `readUsageOfKeys`: `$1` tenant, `$2`/`$3` the window, `$4` the key ids (a text array). */
-const READ_USAGE_OF_KEYS_SQL = `SELECT key_id, bucket, ${SUMMED_COUNTS} FROM api_key_usage
+/** `readUsageOfKeys` by `granularity`: `$1` tenant, `$2`/`$3` the window, `$4` the key ids (a text array). */
+function readUsageOfKeysSql(granularity: keyof typeof BUCKET_OF): string {
+  const bucket = BUCKET_OF[granularity];
+  return `SELECT key_id, ${bucket} AS bucket, ${SUMMED_COUNTS} FROM api_key_usage
 WHERE tenant_id = $1 AND bucket >= $2::timestamptz AND bucket < $3::timestamptz
   AND key_id = ANY($4::text[])
-GROUP BY key_id, bucket ORDER BY key_id, bucket`;
+GROUP BY key_id, ${bucket} ORDER BY key_id, ${bucket}`;
+}
+
+/** The read statements, by granularity. */
+const READ_USAGE_SQL = { hour: readUsageSql("hour"), day: readUsageSql("day") };
+const READ_USAGE_OF_KEYS_SQL = { hour: readUsageOfKeysSql("hour"), day: readUsageOfKeysSql("day") };
 
 /** A `readUsage` answer row as a bucket (checked by the service). */
 function toUsageBucket(row: unknown): ApiKeyUsageBucket {
@@ -525,9 +544,9 @@ export class PrismaApiKeyStorage implements ApiKeyStorage {
   readonly recordUsage?: (rows: readonly ApiKeyUsageRow[], batchId?: string) => Promise<void>;
   /** Capability, with the `usageBatches` option only: each batch id is recorded once (`0013`). */
   readonly usageBatches?: boolean;
-  /** Capability, with the `usage` option only: one `SELECT … GROUP BY bucket`. */
+  /** Capability, with the `usage` option only: one `SELECT … GROUP BY bucket` (by UTC day for a day read). */
   readonly readUsage?: (query: ApiKeyUsageReadQuery) => Promise<ApiKeyUsageBucket[]>;
-  /** Capability, with the `usage` option only: one `SELECT … GROUP BY key_id, bucket`. */
+  /** Capability, with the `usage` option only: one `SELECT … GROUP BY key_id, bucket` (likewise). */
   readonly readUsageOfKeys?: (query: ApiKeyUsageKeysReadQuery) => Promise<ApiKeyUsageBucket[][]>;
   /** Capability, with the `audit` option only: one `api_key_audit_append` statement. */
   readonly appendAudit?: (audit: AuditAppend) => Promise<StoredAuditRecord>;
@@ -660,14 +679,14 @@ export class PrismaApiKeyStorage implements ApiKeyStorage {
           await usage.$executeRawUnsafe(plain, JSON.stringify(json));
         } else await usage.$executeRawUnsafe(batched, JSON.stringify(json), String(batchId));
       };
-      this.readUsage = async ({ tenantId, keyId, from, to }) => {
-        const rows = await usage.$queryRawUnsafe(READ_USAGE_SQL, tenantId, from, to, keyId ?? null);
+      this.readUsage = async ({ tenantId, keyId, from, to, granularity }) => {
+        const sql = READ_USAGE_SQL[granularity === "day" ? "day" : "hour"];
+        const rows = await usage.$queryRawUnsafe(sql, tenantId, from, to, keyId ?? null);
         return Array.isArray(rows) ? rows.map(toUsageBucket) : rows as ApiKeyUsageBucket[];
       };
-      this.readUsageOfKeys = async ({ tenantId, keyIds, from, to }) => {
-        const rows = await usage.$queryRawUnsafe(READ_USAGE_OF_KEYS_SQL, tenantId, from, to, [
-          ...keyIds,
-        ]);
+      this.readUsageOfKeys = async ({ tenantId, keyIds, from, to, granularity }) => {
+        const sql = READ_USAGE_OF_KEYS_SQL[granularity === "day" ? "day" : "hour"];
+        const rows = await usage.$queryRawUnsafe(sql, tenantId, from, to, [...keyIds]);
         if (!Array.isArray(rows)) return rows as ApiKeyUsageBucket[][];
         const lists = new Map(keyIds.map((id) => [id, [] as ApiKeyUsageBucket[]]));
         for (const row of rows) {

@@ -157,7 +157,13 @@ describe("api_keys/admin/_query.ts", () => {
       granularity: "hour",
       from: new Date("2030-01-09T00:00:00.000Z"),
       to: now,
+      covered: { from: new Date("2030-01-09T00:00:00.000Z"), to: now },
     });
+    // The answer states the buckets' bounds: whole UTC hours (or days) around the asked window.
+    assert.deepEqual(
+      usageWindow(query({ from: "2030-01-09T10:30:00Z", to: "2030-01-09T11:15:00Z" }), now).covered,
+      { from: new Date("2030-01-09T10:00:00Z"), to: new Date("2030-01-09T12:00:00Z") },
+    );
     const day = usageWindow(
       query({ granularity: "day", from: "2030-01-01T00:00:00Z", to: "2030-01-08T00:00:00Z" }),
       now,

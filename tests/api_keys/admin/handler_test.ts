@@ -1463,6 +1463,45 @@ describe("createApiKeysAdminHandler", () => {
     assert.deepEqual(one.json.buckets, answer.json.keys[reader.id]);
   });
 
+  it("usage: the answer's from and to are its buckets' bounds (whole UTC hours or days), so its buckets sum to the window it states, on both routes", async () => {
+    const storage = new InMemoryApiKeyStorage();
+    const { call, reader } = await setup({}, storage, { usage: true });
+    const day = Date.UTC(2026, 11, 1);
+    // 100 requests in every hour of 2026-12-01 and 2026-12-02 (UTC).
+    await storage.recordUsage(
+      Array.from({ length: 48 }, (_, h) => usageRow(reader.id, new Date(day + h * HOUR), 100, 100)),
+    );
+    const cases = [
+      {
+        query: { granularity: "day", from: "2026-12-01T12:00:00Z", to: "2026-12-02T12:00:00Z" },
+        from: "2026-12-01T00:00:00.000Z",
+        to: "2026-12-03T00:00:00.000Z",
+      },
+      {
+        query: { granularity: "hour", from: "2026-12-01T12:30:00Z", to: "2026-12-01T13:30:00Z" },
+        from: "2026-12-01T12:00:00.000Z",
+        to: "2026-12-01T14:00:00.000Z",
+      },
+      {
+        query: { granularity: "hour", from: "2026-12-01T12:00:00Z", to: "2026-12-01T14:00:00Z" },
+        from: "2026-12-01T12:00:00.000Z",
+        to: "2026-12-01T14:00:00.000Z",
+      },
+    ];
+    for (const { query, from, to } of cases) {
+      const sum = (buckets: { accepted: number }[]) => buckets.reduce((n, b) => n + b.accepted, 0);
+      const inWindow = (Date.parse(to) - Date.parse(from)) / HOUR * 100;
+      const one = (await call("GET", `/keys/${reader.id}/usage`, { query }))!;
+      assert.equal(one.status, 200, one.body);
+      assert.deepEqual([one.json.from, one.json.to], [from, to], query.from);
+      assert.equal(sum(one.json.buckets), inWindow, query.from);
+      const page = (await call("GET", "/usage", { query: { keys: reader.id, ...query } }))!;
+      assert.equal(page.status, 200, page.body);
+      assert.deepEqual([page.json.from, page.json.to], [from, to], query.from);
+      assert.equal(sum(page.json.keys[reader.id]), inWindow, query.from);
+    }
+  });
+
   it("usage of a page reads its keys in one storage read (findManyByIds), without it one findById per key: the same answers; another tenant's id answers as an unknown one", async () => {
     /** `GET /usage` over a storage with or without `findManyByIds`: its key reads and answers. */
     const run = async (capable: boolean) => {

@@ -27,6 +27,7 @@ import {
 import { createMemoryRateLimitStore, createRateLimiter } from "../../../rate_limits/mod.ts";
 import { makeService, overrideStorage, READ_ORDERS, spyStorage } from "../helpers.ts";
 import { CreditedStorage } from "../credited_storage.ts";
+import { collectUnhandledRejections } from "../../reliability/harness.ts";
 
 const HOUR = 3_600_000;
 const T0 = Date.parse("2030-01-01T10:00:00.000Z");
@@ -556,6 +557,7 @@ describe("readUsage", () => {
       keyIds: ["k1", "k2"],
       from: new Date(Math.floor(from.getTime() / (24 * HOUR)) * 24 * HOUR),
       to: new Date(Math.ceil(to.getTime() / (24 * HOUR)) * 24 * HOUR),
+      granularity: "day",
     }]);
     assert.deepEqual(lists, [await readUsage(access, "t1", query), []]);
     await assert.rejects(
@@ -576,6 +578,7 @@ describe("readUsage", () => {
       tenantId: "t1",
       from: new Date(T0 - 11 * HOUR),
       to: new Date(T0 + 15 * HOUR),
+      granularity: "hour",
     });
     const days = await readUsage(access, "t1", { keyId: "k1", from, to, granularity: "day" });
     assert.deepEqual(reads.at(-1), {
@@ -583,7 +586,16 @@ describe("readUsage", () => {
       keyId: "k1",
       from: new Date("2029-12-31T00:00:00.000Z"),
       to: new Date("2030-01-03T00:00:00.000Z"),
+      granularity: "day",
     });
+    // A storage answering days for a day read (as the Prisma adapter does): the same answer.
+    reads.length = 0;
+    const perDay = await readUsage(
+      { ...access, read: () => Promise.resolve(days) },
+      "t1",
+      { keyId: "k1", from, to, granularity: "day" },
+    );
+    assert.deepEqual(perDay, days);
     assert.deepEqual(days.map((d) => [d.start.toISOString(), d.accepted, d.cost]), [
       ["2029-12-31T00:00:00.000Z", 1, 1],
       ["2030-01-01T00:00:00.000Z", 5, 5],
@@ -1138,6 +1150,85 @@ describe("UsageRecorder's refusal aggregates (audit.refusedVerifications)", () =
       api_key_scope_insufficient: 1,
       api_key_rate_limited: 1,
     });
+  });
+
+  it("a clock that throws while the flush timer runs: no unhandled rejection, the failed flush reported as a write's, the counts and the hour's refusals written once when it recovers", async () => {
+    const unhandled = collectUnhandledRejections();
+    try {
+      const clock = { now: T0, broken: false };
+      const usageMetrics: ApiKeyUsageMetric[] = [];
+      const { service } = makeService({
+        clock: () => {
+          if (clock.broken) throw new Error("time source unavailable");
+          return new Date(clock.now);
+        },
+        usage: { flushIntervalMs: 100, onMetric: (metric) => void usageMetrics.push(metric) },
+        audit: { checkpointKey: "k".repeat(40), refusedVerifications: true },
+      });
+      const { id, key } = await service.create({ tenantId: "t1", name: "k", scopes: READ_ORDERS });
+      await service.revoke(id);
+      await assert.rejects(service.verify(key), { code: "api_key_revoked" });
+      clock.broken = true;
+      const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+      await pause(350); // flushes with the clock throwing
+      assert.deepEqual(unhandled.reasons, [], "no flush rejects unhandled");
+      assert.ok(usageMetrics.some((m) => m.outcome === "failed" && m.rows === 1));
+      clock.broken = false;
+      clock.now = T0 + 2 * HOUR; // hour 10 is past
+      await pause(350);
+      const [bucket] = await service.usage("t1", {
+        keyId: id,
+        granularity: "hour",
+        from: new Date(T0),
+        to: new Date(T0 + HOUR),
+      });
+      assert.equal(bucket?.refused.api_key_revoked, 1);
+      const records =
+        (await service.auditLog("t1", { action: "key.verifications_refused" as never })).records;
+      await service.close();
+      assert.equal(records.length, 1, "one record for the hour");
+      assert.deepEqual(records[0].changes.refused.after, { api_key_revoked: 1 });
+    } finally {
+      await unhandled.stop();
+    }
+    assert.deepEqual(unhandled.reasons, []);
+  });
+
+  it("a refusal sink (or the clock read before it) that throws: the flush resolves its error, the hours not handed over are kept for the next flush, each reported once", async () => {
+    const clock = { now: T0, broken: false };
+    const { access } = fakeAccess();
+    const seen: [string, string][] = [];
+    let sinkCalls = 0;
+    let throwAt = 0; // the sink call that throws
+    const usage = new UsageRecorder({
+      access,
+      clock: () => {
+        if (clock.broken) throw new TypeError("clock must answer a valid Date");
+        return new Date(clock.now);
+      },
+      flushIntervalMs: HOUR,
+      maxPendingKeys: 100,
+      emitMetric: undefined,
+      onRefusals: (keyId, _tenantId, hour) => {
+        if (++sinkCalls === throwAt) throw new TypeError("clock must answer a valid Date");
+        seen.push([keyId, hour.toISOString()]);
+      },
+    });
+    usage.refused("k1", "t1", "api_key_revoked", clock.now);
+    usage.refused("k2", "t1", "api_key_revoked", clock.now);
+    clock.now = T0 + 2 * HOUR;
+    clock.broken = true;
+    assert.ok(await usage.flush() instanceof TypeError, "the clock's error, resolved");
+    assert.equal(usage.pendingRows, 2, "nothing taken: the rows are kept");
+    clock.broken = false;
+    throwAt = 2;
+    assert.ok(await usage.flush() instanceof TypeError, "the sink's error, resolved");
+    assert.equal(usage.pendingRows, 0, "the rows are written");
+    assert.equal(seen.length, 1, "the hour handed over before the failure stays reported");
+    assert.equal(await usage.flush(), undefined);
+    assert.deepEqual(seen.map(([keyId]) => keyId).sort(), ["k1", "k2"], "each hour once");
+    await usage.close();
+    assert.equal(seen.length, 2);
   });
 
   it("is opt-in: the verify path's counting is the same code either way, and the option needs usage", () => {

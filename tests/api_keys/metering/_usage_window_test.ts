@@ -17,7 +17,7 @@ function refuses(window: Record<string, unknown>, field: string, problem: RegExp
 }
 
 describe("checkUsageWindow", () => {
-  it("returns from and to in epoch ms; the longest windows are 31 days by hour and 366 by day", () => {
+  it("returns from and to in epoch ms, widened to whole buckets; the longest windows are 31 days by hour and 366 by day", () => {
     const from = new Date(T0);
     assert.deepEqual(
       checkUsageWindow({ granularity: "hour", from, to: new Date(T0 + 31 * DAY) }),
@@ -29,8 +29,29 @@ describe("checkUsageWindow", () => {
     );
     assert.deepEqual(checkUsageWindow({ granularity: "day", from: new Date(0), to: new Date(1) }), {
       fromMs: 0,
-      toMs: 1,
+      toMs: DAY,
     });
+  });
+
+  it("widens the window to whole UTC buckets: from floored, to rounded up (the bounds of the buckets read)", () => {
+    const HOUR = 3_600_000;
+    const at = (iso: string) => new Date(iso);
+    assert.deepEqual(
+      checkUsageWindow({
+        granularity: "day",
+        from: at("2030-01-01T12:00:00Z"),
+        to: at("2030-01-02T12:00:00Z"),
+      }),
+      { fromMs: T0, toMs: T0 + 2 * DAY },
+    );
+    assert.deepEqual(
+      checkUsageWindow({
+        granularity: "hour",
+        from: at("2030-01-01T12:30:00Z"),
+        to: at("2030-01-01T13:00:00Z"),
+      }),
+      { fromMs: T0 + 12 * HOUR, toMs: T0 + 13 * HOUR },
+    );
   });
 
   it("refuses a bad granularity, a bad or pre-1970 instant, an empty or too long window, naming the field", () => {
