@@ -67,6 +67,18 @@ if (databaseReady("the audit log on PostgreSQL", unavailable)) {
   const problem = (answer: AuditVerification) =>
     answer.ok ? "ok" : `${answer.problem} ${answer.seq}`;
   const sql = (query: string, ...values: unknown[]) => prisma.$executeRawUnsafe(query, ...values);
+  /** Edits record 3 of `tenantId` (its `k3` made `k9`) with its hash recomputed, its row only. */
+  const editThird = async (tenantId: string) => {
+    const { records } = await storage.readAudit!({ tenantId, order: "asc", limit: 100 });
+    const third = records[2];
+    const body = third.body.replace("k3", "k9");
+    await sql(
+      "UPDATE api_key_audit SET body = $2, hash = $3 WHERE tenant_id = $1 AND seq = 3",
+      tenantId,
+      body,
+      await auditHash(third.prevHash, tenantId, 3, third.at, body),
+    );
+  };
   /** A stored record of `tenantId` with a fresh id and prefix. */
   const sample = (tenantId: string) => {
     const id = crypto.randomUUID();
@@ -230,15 +242,7 @@ if (databaseReady("the audit log on PostgreSQL", unavailable)) {
 
     it("the head's hash: a last row edited with its hash recomputed, the heads row left, is edited", async () => {
       const tenantId = await chainOf(3);
-      const { records } = await storage.readAudit!({ tenantId, order: "asc", limit: 100 });
-      const last = records[2];
-      const body = last.body.replace("k3", "k9");
-      await sql(
-        "UPDATE api_key_audit SET body = $2, hash = $3 WHERE tenant_id = $1 AND seq = 3",
-        tenantId,
-        body,
-        await auditHash(last.prevHash, tenantId, 3, last.at, body),
-      );
+      await editThird(tenantId);
       assert.equal(problem(await verify(tenantId)), "edited 3");
     });
 
@@ -744,15 +748,7 @@ if (databaseReady("the audit log on PostgreSQL", unavailable)) {
     it("through the service: a range to toSeq before the head finds its last record edited with its hash recomputed (the next record's link), without answering the next record", async () => {
       const service = auditedService();
       const tenantId = await chainOf(6);
-      const { records } = await storage.readAudit!({ tenantId, order: "asc", limit: 100 });
-      const third = records[2];
-      const body = third.body.replace("k3", "k9");
-      await sql(
-        "UPDATE api_key_audit SET body = $2, hash = $3 WHERE tenant_id = $1 AND seq = 3",
-        tenantId,
-        body,
-        await auditHash(third.prevHash, tenantId, 3, third.at, body),
-      );
+      await editThird(tenantId);
       const ranges = [{}, { toSeq: 3 }, { fromSeq: 2, toSeq: 3 }, { fromSeq: 3, toSeq: 3 }];
       const answers = await Promise.all(ranges.map((r) => service.verifyAuditLog(tenantId, r)));
       assert.deepEqual(answers.map(problem), ["edited 3", "edited 3", "edited 3", "edited 3"]);

@@ -390,11 +390,12 @@ if (databaseReady("PrismaApiKeyStorage on PostgreSQL", unavailable)) {
 
   describe("instants and statuses of the admin routes' pages on PostgreSQL", () => {
     const scopes = [{ resource: "projects", level: "read" as const }];
-    /** `GET /keys` of `tenant` with `params` through an admin handler over `keys`. */
+    /** `GET /keys` of `tenant` with `params` through an admin handler over `keys` (its `onError`). */
     const getKeys = async (
       keys: ApiKeysService,
       tenant: string,
       params: Record<string, string>,
+      onError?: (error: unknown) => void,
     ) => {
       const handle = createApiKeysAdminHandler<null>({
         service: keys,
@@ -402,6 +403,7 @@ if (databaseReady("PrismaApiKeyStorage on PostgreSQL", unavailable)) {
         tenantOf: () => tenant,
         canManage: () => true,
         policy: () => null,
+        onError,
       });
       return (await handle({
         method: "GET",
@@ -411,18 +413,23 @@ if (databaseReady("PrismaApiKeyStorage on PostgreSQL", unavailable)) {
         body: null,
       }, null))!;
     };
-    const cursorOf = (value: string) =>
-      btoa(JSON.stringify(["created_desc", "k", value]))
+    /** A cursor of `GET /keys` at `position` (base64url of its JSON). */
+    const cursorOf = (position: unknown[]) =>
+      btoa(JSON.stringify(position))
         .replaceAll("+", "-").replaceAll("/", "_").replaceAll("=", "");
 
     it("GET /keys with a forged cursor dated out of the instants the service reads is the 400 of a bad cursor, never 503 (22009)", async () => {
       const keys = service(new PrismaApiKeyStorage(prisma));
       const tenant = `pg-cursor-${crypto.randomUUID()}`;
       await keys.create({ tenantId: tenant, name: "k", scopes });
-      const fine = await getKeys(keys, tenant, { cursor: cursorOf("2100-01-01T00:00:00.000Z") });
+      const fine = await getKeys(keys, tenant, {
+        cursor: cursorOf(["created_desc", "k", "2100-01-01T00:00:00.000Z"]),
+      });
       assert.equal(fine.status, 200, fine.body);
       for (const value of ["-010000-01-01T00:00:00.000Z", "+010000-01-01T00:00:00.000Z"]) {
-        const answer = await getKeys(keys, tenant, { cursor: cursorOf(value) });
+        const answer = await getKeys(keys, tenant, {
+          cursor: cursorOf(["created_desc", "k", value]),
+        });
         assert.equal(answer.status, 400, `${value}: ${answer.body}`);
         assert.match(answer.body, /"field":"cursor"/, value);
       }
@@ -434,27 +441,8 @@ if (databaseReady("PrismaApiKeyStorage on PostgreSQL", unavailable)) {
       const tenant = `pg-nul-${crypto.randomUUID()}`;
       await keys.create({ tenantId: tenant, name: "k", scopes });
       const errors: unknown[] = [];
-      const handle = createApiKeysAdminHandler<null>({
-        service: keys,
-        scopes: ["projects:read"],
-        tenantOf: () => tenant,
-        canManage: () => true,
-        policy: () => null,
-        onError: (error) => errors.push(error),
-      });
-      const cursorOf = (position: unknown[]) =>
-        btoa(JSON.stringify(position)).replaceAll("+", "-").replaceAll("/", "_").replaceAll(
-          "=",
-          "",
-        );
-      const get = async (params: Record<string, string>) =>
-        (await handle({
-          method: "GET",
-          path: "/keys",
-          query: (name) => params[name] ?? null,
-          headers: () => null,
-          body: null,
-        }, null))!;
+      const get = (params: Record<string, string>) =>
+        getKeys(keys, tenant, params, (error) => errors.push(error));
       const fine = await get({
         q: "k",
         sort: "name_asc",
