@@ -67,6 +67,22 @@ if (databaseReady("the audit log on PostgreSQL", unavailable)) {
   const problem = (answer: AuditVerification) =>
     answer.ok ? "ok" : `${answer.problem} ${answer.seq}`;
   const sql = (query: string, ...values: unknown[]) => prisma.$executeRawUnsafe(query, ...values);
+  /**
+   * Waits until a session waits on a lock of the backend `pid` (and `also()` holds), within 10 s
+   * (`what` names the wait in the failure).
+   */
+  const blockedBy = async (pid: number, what: string, also = () => true) => {
+    const until = Date.now() + 10_000;
+    for (;;) {
+      const [{ n }] = await prisma.$queryRawUnsafe(
+        "SELECT count(*)::int AS n FROM pg_stat_activity WHERE $1::int = ANY(pg_blocking_pids(pid))",
+        pid,
+      ) as { n: number }[];
+      if (n > 0 && also()) return;
+      assert.ok(Date.now() < until, what);
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+  };
   /** Edits record 3 of `tenantId` (its `k3` made `k9`) with its hash recomputed, its row only. */
   const editThird = async (tenantId: string) => {
     const { records } = await storage.readAudit!({ tenantId, order: "asc", limit: 100 });
@@ -473,19 +489,11 @@ if (databaseReady("the audit log on PostgreSQL", unavailable)) {
           const reading = counted.readAudit!({ tenantId, order: "asc", limit: 100 });
           // Until the read waits on the lock and every statement of it not reading the heads
           // row has answered (two statements: the records read before the change commits).
-          const until = Date.now() + 10_000;
-          for (;;) {
-            const [{ n }] = await prisma.$queryRawUnsafe(
-              "SELECT count(*)::int AS n FROM pg_stat_activity WHERE $1::int = ANY(pg_blocking_pids(pid))",
-              pid,
-            ) as { n: number }[];
-            const pending = sent.filter((s) =>
-              !s.settled && !s.sql.includes("api_key_audit_heads")
-            );
-            if (n > 0 && pending.length === 0) break;
-            assert.ok(Date.now() < until, "the read never waited on the heads table");
-            await new Promise((resolve) => setTimeout(resolve, 5));
-          }
+          await blockedBy(
+            pid,
+            "the read never waited on the heads table",
+            () => !sent.some((s) => !s.settled && !s.sql.includes("api_key_audit_heads")),
+          );
           if (change === "append") {
             await other.query(
               "SELECT api_key_audit_append($1::text, $2::text)",
@@ -723,16 +731,7 @@ if (databaseReady("the audit log on PostgreSQL", unavailable)) {
         await a.query("BEGIN");
         assert.equal((await a.query(PRUNE_AUDIT_SQL, [tenantId, at(5)])).rows[0].n, 4);
         const b = service.pruneAuditLog(tenantId, at(3));
-        const until = Date.now() + 10_000;
-        for (;;) {
-          const [{ n }] = await prisma.$queryRawUnsafe(
-            "SELECT count(*)::int AS n FROM pg_stat_activity WHERE $1::int = ANY(pg_blocking_pids(pid))",
-            pid,
-          ) as { n: number }[];
-          if (n > 0) break;
-          assert.ok(Date.now() < until, "B's prune never waited on A's");
-          await new Promise((resolve) => setTimeout(resolve, 5));
-        }
+        await blockedBy(pid, "B's prune never waited on A's");
         await a.query("COMMIT");
         assert.equal(await b, 0);
       } finally {
