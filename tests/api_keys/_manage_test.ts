@@ -395,6 +395,17 @@ describe("ApiKeysService.revoke and list", () => {
     assert.equal(events.filter((e) => e.type === "api_key.revoked").length, 2);
   });
 
+  it("revoking a rotation's new key leaves the old key working until its grace ends", async () => {
+    const { service, clocks } = makeService();
+    const { id, key } = await service.create({ tenantId: "t", name: "n", scopes: READ_ORDERS });
+    const next = await service.rotate(id, { gracePeriodMs: 60_000 });
+    await service.revoke(next.id);
+    assert.equal((await rejection(service.verify(next.key))).code, "api_key_revoked");
+    assert.equal((await service.verify(key)).keyId, id);
+    clocks.advance(60_000);
+    assert.equal((await rejection(service.verify(key))).code, "api_key_expired");
+  });
+
   it("lists active, rotated and expired keys newest first (createdAt descending, then id); revoked on request", async () => {
     let n = 0;
     const { service, clocks } = makeService({ idFactory: () => `id-${9 - n++}` });
