@@ -330,11 +330,13 @@ describe("applyApiKeysAdminRoutes on a Nest document", () => {
         ApiTags("admin"),
         ApiSecurity("api-key"),
       ], 2);
-      const globalFirst = applyApiKeysAdminRoutes(applyGlobalErrors(first, appOptions(problem)), {
-        prefix: "/admin",
-      });
+      const admin = { prefix: "/admin", problemDetails: appOptions(problem).problemDetails };
+      const globalFirst = applyApiKeysAdminRoutes(
+        applyGlobalErrors(first, appOptions(problem)),
+        admin,
+      );
       const adminFirst = applyGlobalErrors(
-        applyApiKeysAdminRoutes(second, { prefix: "/admin" }),
+        applyApiKeysAdminRoutes(second, admin),
         appOptions(problem),
       );
       assert.deepEqual(outline(globalFirst), outline(adminFirst));
