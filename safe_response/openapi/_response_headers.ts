@@ -4,6 +4,10 @@
  * @module
  */
 import type { OpenApiSchema } from "../_openapi_schemas.ts";
+import {
+  RATE_LIMIT_FIELD,
+  RATE_LIMIT_POLICY_FIELD,
+} from "../../api_keys/metering/_rate_limit_fields.ts";
 
 /** A string header described by `description`. */
 export const text = (description: string): OpenApiSchema => ({
@@ -23,12 +27,23 @@ export const HEADERS: Readonly<Record<string, OpenApiSchema>> = {
       "key refused)",
   ),
   "Retry-After": text("RFC 9110: seconds (or an HTTP date) to wait before retrying"),
+  [RATE_LIMIT_FIELD]: text(
+    "IETF RateLimit field (a structured field): each policy's remaining units and reset seconds " +
+      "(an API key guard's, on a key with rate limits)",
+  ),
+  [RATE_LIMIT_POLICY_FIELD]: text(
+    "IETF RateLimit-Policy field (a structured field): each policy's quota and window seconds " +
+      "(an API key guard's, on a key with rate limits)",
+  ),
 };
 
-/** The headers documented on every response of a status besides the others: its RFC 9110 fields. */
+/**
+ * The headers documented on every response of a status besides the others: its RFC 9110 fields,
+ * and on a 429 the rate-limit fields an API key guard's denial carries.
+ */
 export const STATUS_HEADERS: Readonly<Record<string, readonly string[]>> = {
   401: ["WWW-Authenticate"],
-  429: ["Retry-After"],
+  429: ["Retry-After", RATE_LIMIT_FIELD, RATE_LIMIT_POLICY_FIELD],
 };
 
 /** Adds each header of `names` (described in `headers`) to `response` (not a `$ref`) when missing. */

@@ -22,6 +22,10 @@ import {
   errorResponses,
 } from "./_error_responses.ts";
 import { documentHeaders, HEADERS, STATUS_HEADERS, text } from "./_response_headers.ts";
+import {
+  RATE_LIMIT_FIELD,
+  RATE_LIMIT_POLICY_FIELD,
+} from "../../api_keys/metering/_rate_limit_fields.ts";
 import { documentFieldSelection } from "./_field_selection.ts";
 import {
   BASIC_SUCCESS_SCHEMA,
@@ -199,7 +203,7 @@ function rateLimitHeadersOf(
     "IETF RateLimit header field (a structured field), read into `meta.rateLimit`",
   );
   return {
-    ...(rateLimit.standard ? { RateLimit: field, "RateLimit-Policy": field } : {}),
+    ...(rateLimit.standard ? { [RATE_LIMIT_FIELD]: field, [RATE_LIMIT_POLICY_FIELD]: field } : {}),
     ...Object.fromEntries(["Limit", "Remaining", "Reset"].map((part) => [
       `${rateLimit.headerPrefix}-${part}`,
       {

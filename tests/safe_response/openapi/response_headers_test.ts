@@ -232,7 +232,12 @@ describe("applyGlobalErrors: authentication and rate-limit headers", () => {
           "X-Request-Id",
         ]);
         assert.deepEqual(names(401), ["WWW-Authenticate", "X-Request-Id"]);
-        assert.deepEqual(names(429), ["Retry-After", "X-Request-Id"]);
+        assert.deepEqual(names(429), [
+          "RateLimit",
+          "RateLimit-Policy",
+          "Retry-After",
+          "X-Request-Id",
+        ]);
         const statuses: number[] = [];
         const keyed = { "x-api-key": key };
         const checked = ["www-authenticate", "retry-after", ...limits.map((l) => l.toLowerCase())];
