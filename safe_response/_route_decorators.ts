@@ -29,6 +29,7 @@ import {
   PAGINATED_EXTENSION,
   PROBLEM_TYPE_EXTENSION,
   type QueryParameter,
+  redirectStatusOf,
   RESPONSE_HEADERS_EXTENSION,
   ROUTE_KEYS,
   type RouteDecorator,
@@ -420,10 +421,14 @@ function markSuccess(handler: object, documented: number, described: boolean): v
     documented,
     described,
     get status(): number {
-      return Reflect.getMetadata(NEST_HTTP_CODE, handler) ?? documented;
+      return redirectStatusOf(handler) ?? Reflect.getMetadata(NEST_HTTP_CODE, handler) ??
+        documented;
     },
     get media(): string | null {
       return ownSuccessMediaType(handler);
+    },
+    get redirect(): boolean {
+      return redirectStatusOf(handler) !== undefined;
     },
   };
   setExtension(handler, SUCCESS_STATUS_EXTENSION, mark, true);

@@ -88,10 +88,12 @@ export const FIELD_SELECTION_EXTENSION = "x-safe-field-selection";
 
 /**
  * Vendor extension of a `SafeResponse` route or a composite endpoint: `{ documented, described,
- * status, media }`, the status its success was documented at, whether its description was given,
- * and (read when the document is built, after every decorator: `@HttpCode`, `@Header` or `@Sse` may
- * come after) the status Nest sends and the media type of a success sent without the envelope
- * (`ownSuccessMediaType`). `applyGlobalErrors` moves the success to `status`, with that media type.
+ * status, media, redirect }`, the status its success was documented at, whether its description was
+ * given, and (read when the document is built, after every decorator: `@HttpCode`, `@Header`,
+ * `@Sse`, `@Render` or `@Redirect` may come after) the status Nest sends (`@Redirect`'s), the media
+ * type of a success sent without the envelope (`ownSuccessMediaType`) and whether Nest redirects.
+ * `applyGlobalErrors` moves the success to `status`, with that media type, or with `Location` and no
+ * body when it redirects.
  */
 export const SUCCESS_STATUS_EXTENSION = "x-safe-success-status";
 
@@ -119,12 +121,24 @@ export function combine(...decorators: RouteDecorator[]): RouteDecorator {
 }
 
 /**
+ * The status Nest redirects `handler`'s requests with (`@Redirect`, not under `@Render`, which Nest
+ * tests first): the decorator's, else 302; a result's `statusCode` overrides it per request. Else
+ * `undefined`.
+ */
+export function redirectStatusOf(handler: object): number | undefined {
+  const redirect = Reflect.getMetadata(NEST_REDIRECT_METADATA, handler);
+  if (typeof redirect?.url !== "string" || Reflect.getMetadata(NEST_RENDER_METADATA, handler)) {
+    return undefined;
+  }
+  return redirect.statusCode || 302;
+}
+
+/**
  * Whether Nest itself answers `handler`'s result (`@Redirect` reads `{ url, statusCode }` from it,
  * `@Render` renders it, `@Sse` writes each event): tested as Nest's router tests it, on the handler.
  */
 function nestAnswers(handler: object): boolean {
-  const redirect = Reflect.getMetadata(NEST_REDIRECT_METADATA, handler);
-  return typeof redirect?.url === "string" ||
+  return redirectStatusOf(handler) !== undefined ||
     !!Reflect.getMetadata(NEST_RENDER_METADATA, handler) ||
     !!Reflect.getMetadata(NEST_SSE_METADATA, handler);
 }
@@ -142,11 +156,12 @@ function sendsOwnResponse(controller: object, handler: object): boolean {
 }
 
 /**
- * The media type `handler` sends its success with when not the JSON envelope: `text/event-stream`
- * for `@Sse`, its own `@Header("Content-Type")` when not JSON (the last one, as Nest sets them in
- * order); else `null`.
+ * The media type `handler` sends its success with when not the JSON envelope: `text/html` for
+ * `@Render` (a view engine's default), `text/event-stream` for `@Sse`, its own
+ * `@Header("Content-Type")` when not JSON (the last one, as Nest sets them in order); else `null`.
  */
 export function ownSuccessMediaType(handler: object): string | null {
+  if (Reflect.getMetadata(NEST_RENDER_METADATA, handler)) return "text/html";
   if (Reflect.getMetadata(NEST_SSE_METADATA, handler)) return "text/event-stream";
   const headers: unknown = Reflect.getMetadata(NEST_HEADERS_METADATA, handler);
   const type = (Array.isArray(headers) ? headers as { name?: unknown; value?: unknown }[] : [])

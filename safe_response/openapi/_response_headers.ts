@@ -26,6 +26,9 @@ export const HEADERS: Readonly<Record<string, OpenApiSchema>> = {
     'RFC 9110 challenge (an API key guard\'s: `Bearer`, or `Bearer error="invalid_token"` for a ' +
       "key refused)",
   ),
+  Location: text(
+    "RFC 9110: the redirect target (`@Redirect`'s URL, or the `url` the handler returns)",
+  ),
   "Retry-After": text("RFC 9110: seconds (or an HTTP date) to wait before retrying"),
   [RATE_LIMIT_FIELD]: text(
     "IETF RateLimit field (a structured field): each policy's remaining units and reset seconds " +

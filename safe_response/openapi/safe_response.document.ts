@@ -175,22 +175,32 @@ export function applyGlobalErrors<T extends OpenApiDocumentLike, Context = unkno
 
 /**
  * Moves a `SafeResponse` route's (or a composite endpoint's) success to the status Nest sends
- * (`@HttpCode` may be applied after `SafeResponse`), without content when that status has no body,
- * as a string of its own media type when not sent in the envelope (`@Sse`, a non-JSON `@Header`).
+ * (`@HttpCode` may be applied after `SafeResponse`; `@Redirect`'s), without content when that status
+ * has no body or Nest redirects (with `Location` then), as a string of its own media type when not
+ * sent in the envelope (`@Sse`, `@Render`, a non-JSON `@Header`).
  */
 function documentSuccessStatus(operation: OperationLike): void {
   const mark = operation[SUCCESS_STATUS_EXTENSION] as
-    | { documented: number; described: boolean; status: number; media?: string | null }
+    | {
+      documented: number;
+      described: boolean;
+      status: number;
+      media?: string | null;
+      redirect?: boolean;
+    }
     | undefined;
   if (typeof mark !== "object" || mark === null) return;
-  const { documented, described, status, media } = mark;
+  const { documented, described, status, media, redirect } = mark;
   const responses = operation.responses ??= {};
   const success = responses[documented] as { description?: string; content?: unknown } | undefined;
   if (success === undefined || (status !== documented && responses[status] !== undefined)) return;
   delete responses[documented];
   responses[status] = success;
   if (!described) success.description = reasonPhrase(status) ?? "Success";
-  if (isNullBodyStatus(status)) delete success.content;
+  if (redirect === true) {
+    delete success.content;
+    documentHeaders(success, ["Location"]);
+  } else if (isNullBodyStatus(status)) delete success.content;
   else if (typeof media === "string") success.content = { [media]: { schema: { type: "string" } } };
 }
 

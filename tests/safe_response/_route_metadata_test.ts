@@ -6,7 +6,7 @@
 import "reflect-metadata";
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { Get, Next, Post, Res } from "@nestjs/common";
+import { Get, Next, Post, Redirect, Render, Res } from "@nestjs/common";
 import { DECORATORS } from "@nestjs/swagger";
 import {
   HTTP_CODE_METADATA,
@@ -29,7 +29,9 @@ import {
   NEST_RESPONSE_PASSTHROUGH_METADATA,
   NEST_ROUTE_ARGS_METADATA,
   NEST_SSE_METADATA,
+  ownSuccessMediaType,
   readRouteOptions,
+  redirectStatusOf,
   setMetadata,
   SWAGGER_METADATA,
 } from "../../safe_response/_route_metadata.ts";
@@ -107,5 +109,27 @@ describe("readRouteOptions", () => {
     );
     assert.equal(raw(Child, "res"), true, "a controller inheriting the handler");
     assert.equal(raw(Child, "passthrough"), false);
+  });
+});
+
+describe("what Nest sends for a route it answers", () => {
+  it("redirects with @Redirect's status, else 302, unless @Render (Nest tests it first)", () => {
+    class Routes {
+      @Get("a")
+      @Redirect("/t", 301)
+      a() {}
+      @Get("b")
+      @Redirect("/t")
+      b() {}
+      @Get("c")
+      @Render("view")
+      @Redirect("/t", 301)
+      c() {}
+      @Get("d")
+      d() {}
+    }
+    const { a, b, c, d } = Routes.prototype;
+    assert.deepEqual([a, b, c, d].map(redirectStatusOf), [301, 302, undefined, undefined]);
+    assert.deepEqual([a, c, d].map(ownSuccessMediaType), [null, "text/html", null]);
   });
 });
