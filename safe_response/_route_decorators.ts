@@ -276,7 +276,7 @@ export function FieldSelection(
   if (options === false) {
     return combine(
       setMetadata(ROUTE_KEYS.fieldSelection, false),
-      markExtension(FIELD_SELECTION_EXTENSION, false),
+      markExtension(FIELD_SELECTION_EXTENSION, false, ROUTE_KEYS.fieldSelection),
     );
   }
   const checked = resolveFieldSelection(options, "FieldSelection options")!; // fail early
@@ -291,7 +291,7 @@ export function FieldSelection(
       : [descriptor.value];
     for (const handler of handlers) {
       markQueryParameters(handler, [parameter]);
-      setExtension(handler, FIELD_SELECTION_EXTENSION, true, false);
+      setExtension(handler, FIELD_SELECTION_EXTENSION, true, descriptor === undefined);
     }
   };
 }
@@ -323,7 +323,7 @@ export function ProblemType(typeUri: string): MethodDecorator & ClassDecorator {
   problemTypeOption(typeUri, "ProblemType: `typeUri`");
   return combine(
     setMetadata(ROUTE_KEYS.problemType, typeUri),
-    markExtension(PROBLEM_TYPE_EXTENSION, typeUri),
+    markExtension(PROBLEM_TYPE_EXTENSION, typeUri, ROUTE_KEYS.problemType),
   );
 }
 
@@ -343,7 +343,11 @@ export function Deprecated(options: DeprecatedOptions = {}): MethodDecorator & C
   return combine(
     setMetadata(ROUTE_KEYS.deprecation, plan),
     markDeprecatedOperation(),
-    markExtension(RESPONSE_HEADERS_EXTENSION, [...new Set(plan.headers.map(([name]) => name))]),
+    markExtension(
+      RESPONSE_HEADERS_EXTENSION,
+      [...new Set(plan.headers.map(([name]) => name))],
+      ROUTE_KEYS.deprecation,
+    ),
   );
 }
 

@@ -18,6 +18,7 @@ import {
   SSE_METADATA,
 } from "@nestjs/common/constants.js";
 import { RouteParamtypes } from "@nestjs/common/enums/route-paramtypes.enum.js";
+import { ProblemType } from "../../safe_response/_route_decorators.ts";
 import {
   combine,
   markDeprecatedOperation,
@@ -32,6 +33,7 @@ import {
   ownSuccessMediaType,
   readRouteOptions,
   redirectStatusOf,
+  routeHandlersOf,
   setMetadata,
   SWAGGER_METADATA,
 } from "../../safe_response/_route_metadata.ts";
@@ -131,5 +133,45 @@ describe("what Nest sends for a route it answers", () => {
     const { a, b, c, d } = Routes.prototype;
     assert.deepEqual([a, b, c, d].map(redirectStatusOf), [301, 302, undefined, undefined]);
     assert.deepEqual([a, c, d].map(ownSuccessMediaType), [null, "text/html", null]);
+  });
+});
+
+describe("routeHandlersOf", () => {
+  it("makes an inherited route the class's own, calling the base's; an override without a route is none", () => {
+    class Base {
+      factor = 2;
+      @Get("a")
+      a(n: number) {
+        return n * this.factor;
+      }
+      @Get("b")
+      b() {}
+    }
+    class Sub extends Base {
+      override b() {} // no longer a route
+    }
+    const [a] = routeHandlersOf(Sub) as ((n: number) => number)[];
+    assert.deepEqual(routeHandlersOf(Sub), [a]);
+    assert.ok(Object.hasOwn(Sub.prototype, "a") && a !== Base.prototype.a);
+    assert.equal(a.name, "a");
+    assert.equal(new Sub().a(3), 6);
+    assert.equal(Reflect.getOwnMetadata(METHOD_METADATA, a), 0);
+    assert.deepEqual(routeHandlersOf(Base), [Base.prototype.a, Base.prototype.b]);
+  });
+
+  it("a subclass's class decorator wins over its base's on the inherited routes, as the server reads it", () => {
+    @ProblemType("https://e.example/base")
+    class Base {
+      @Get("a")
+      a() {}
+    }
+    @ProblemType("https://e.example/sub")
+    class Sub extends Base {}
+    const extension = (handler: object) =>
+      Reflect.getMetadata(SWAGGER_METADATA.extension, handler)["x-safe-problem-type"];
+    assert.equal(extension(Base.prototype.a), "https://e.example/base");
+    assert.equal(extension(Sub.prototype.a), "https://e.example/sub");
+    assert.equal(readRouteOptions(Sub, Sub.prototype.a).problemType, "https://e.example/sub");
+    assert.equal(readRouteOptions(Base, Base.prototype.a).problemType, "https://e.example/base");
   });
 });
