@@ -34,7 +34,11 @@ import {
 } from "../../../safe_response/nest/mod.ts";
 import { applyGlobalErrors } from "../../../safe_response/openapi/mod.ts";
 import { ApiKeysService, InMemoryApiKeyStorage } from "../../../api_keys/mod.ts";
-import { ApiKeysGuard, ApiKeysModule } from "../../../api_keys/nest/mod.ts";
+import {
+  ApiKeysGuard,
+  ApiKeysModule,
+  type ApiKeysModuleOptions,
+} from "../../../api_keys/nest/mod.ts";
 import { apiKeyThrottlerTracker } from "../../../rate_limits/throttler.ts";
 import { createRateLimiter } from "../../../rate_limits/limiter.ts";
 import { ADAPTERS, boot } from "../nest/helpers.ts";
@@ -178,6 +182,15 @@ describe("applyGlobalErrors: response headers", () => {
   }
 });
 
+/** `ApiKeysModule` over an empty in-memory storage, with `extra` options. */
+function apiKeysModule(extra: Partial<ApiKeysModuleOptions> = {}) {
+  return ApiKeysModule.forRoot({
+    peppers: { 1: "a-pepper-of-at-least-thirty-two-bytes!!" },
+    storage: new InMemoryApiKeyStorage(),
+    ...extra,
+  });
+}
+
 /** A route behind `ApiKeysGuard` and `ThrottlerGuard` (2 requests a minute). */
 @Controller("limited")
 @UseGuards(ApiKeysGuard, ThrottlerGuard)
@@ -200,10 +213,7 @@ describe("applyGlobalErrors: authentication and rate-limit headers", () => {
       @Module({
         imports: [
           SafeResponseModule.register(options),
-          ApiKeysModule.forRoot({
-            peppers: { 1: "a-pepper-of-at-least-thirty-two-bytes!!" },
-            storage: new InMemoryApiKeyStorage(),
-          }),
+          apiKeysModule(),
           ThrottlerModule.forRoot({
             throttlers: [{ ttl: 60_000, limit: 2 }],
             getTracker: apiKeyThrottlerTracker,
@@ -276,11 +286,7 @@ describe("applyGlobalErrors: authentication and rate-limit headers", () => {
     @Module({
       imports: [
         SafeResponseModule.register(options),
-        ApiKeysModule.forRoot({
-          peppers: { 1: "a-pepper-of-at-least-thirty-two-bytes!!" },
-          storage: new InMemoryApiKeyStorage(),
-          limiter: createRateLimiter({ logger: () => {} }),
-        }),
+        apiKeysModule({ limiter: createRateLimiter({ logger: () => {} }) }),
       ],
       controllers: [KeyedController],
     })
