@@ -36,6 +36,7 @@ export function buildOpenApiDocument(
     prefix: DEMO_ADMIN_PREFIX,
     tags: ["admin"],
     security: [{ "api-key": [] }],
+    problemDetails: options.problemDetails,
   });
   return applyGlobalErrors(document, options);
 }

@@ -29,6 +29,7 @@ import {
   PAGINATED_EXTENSION,
   PROBLEM_TYPE_EXTENSION,
   type QueryParameter,
+  redirectStatusOf,
   RESPONSE_HEADERS_EXTENSION,
   ROUTE_KEYS,
   type RouteDecorator,
@@ -275,7 +276,7 @@ export function FieldSelection(
   if (options === false) {
     return combine(
       setMetadata(ROUTE_KEYS.fieldSelection, false),
-      markExtension(FIELD_SELECTION_EXTENSION, false),
+      markExtension(FIELD_SELECTION_EXTENSION, false, ROUTE_KEYS.fieldSelection),
     );
   }
   const checked = resolveFieldSelection(options, "FieldSelection options")!; // fail early
@@ -290,7 +291,7 @@ export function FieldSelection(
       : [descriptor.value];
     for (const handler of handlers) {
       markQueryParameters(handler, [parameter]);
-      setExtension(handler, FIELD_SELECTION_EXTENSION, true, false);
+      setExtension(handler, FIELD_SELECTION_EXTENSION, true, descriptor === undefined);
     }
   };
 }
@@ -322,7 +323,7 @@ export function ProblemType(typeUri: string): MethodDecorator & ClassDecorator {
   problemTypeOption(typeUri, "ProblemType: `typeUri`");
   return combine(
     setMetadata(ROUTE_KEYS.problemType, typeUri),
-    markExtension(PROBLEM_TYPE_EXTENSION, typeUri),
+    markExtension(PROBLEM_TYPE_EXTENSION, typeUri, ROUTE_KEYS.problemType),
   );
 }
 
@@ -342,7 +343,11 @@ export function Deprecated(options: DeprecatedOptions = {}): MethodDecorator & C
   return combine(
     setMetadata(ROUTE_KEYS.deprecation, plan),
     markDeprecatedOperation(),
-    markExtension(RESPONSE_HEADERS_EXTENSION, [...new Set(plan.headers.map(([name]) => name))]),
+    markExtension(
+      RESPONSE_HEADERS_EXTENSION,
+      [...new Set(plan.headers.map(([name]) => name))],
+      ROUTE_KEYS.deprecation,
+    ),
   );
 }
 
@@ -420,10 +425,14 @@ function markSuccess(handler: object, documented: number, described: boolean): v
     documented,
     described,
     get status(): number {
-      return Reflect.getMetadata(NEST_HTTP_CODE, handler) ?? documented;
+      return redirectStatusOf(handler) ?? Reflect.getMetadata(NEST_HTTP_CODE, handler) ??
+        documented;
     },
     get media(): string | null {
       return ownSuccessMediaType(handler);
+    },
+    get redirect(): boolean {
+      return redirectStatusOf(handler) !== undefined;
     },
   };
   setExtension(handler, SUCCESS_STATUS_EXTENSION, mark, true);

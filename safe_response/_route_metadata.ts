@@ -88,10 +88,12 @@ export const FIELD_SELECTION_EXTENSION = "x-safe-field-selection";
 
 /**
  * Vendor extension of a `SafeResponse` route or a composite endpoint: `{ documented, described,
- * status, media }`, the status its success was documented at, whether its description was given,
- * and (read when the document is built, after every decorator: `@HttpCode`, `@Header` or `@Sse` may
- * come after) the status Nest sends and the media type of a success sent without the envelope
- * (`ownSuccessMediaType`). `applyGlobalErrors` moves the success to `status`, with that media type.
+ * status, media, redirect }`, the status its success was documented at, whether its description was
+ * given, and (read when the document is built, after every decorator: `@HttpCode`, `@Header`,
+ * `@Sse`, `@Render` or `@Redirect` may come after) the status Nest sends (`@Redirect`'s), the media
+ * type of a success sent without the envelope (`ownSuccessMediaType`) and whether Nest redirects.
+ * `applyGlobalErrors` moves the success to `status`, with that media type, or with `Location` and no
+ * body when it redirects.
  */
 export const SUCCESS_STATUS_EXTENSION = "x-safe-success-status";
 
@@ -119,12 +121,24 @@ export function combine(...decorators: RouteDecorator[]): RouteDecorator {
 }
 
 /**
+ * The status Nest redirects `handler`'s requests with (`@Redirect`, not under `@Render`, which Nest
+ * tests first): the decorator's, else 302; a result's `statusCode` overrides it per request. Else
+ * `undefined`.
+ */
+export function redirectStatusOf(handler: object): number | undefined {
+  const redirect = Reflect.getMetadata(NEST_REDIRECT_METADATA, handler);
+  if (typeof redirect?.url !== "string" || Reflect.getMetadata(NEST_RENDER_METADATA, handler)) {
+    return undefined;
+  }
+  return redirect.statusCode || 302;
+}
+
+/**
  * Whether Nest itself answers `handler`'s result (`@Redirect` reads `{ url, statusCode }` from it,
  * `@Render` renders it, `@Sse` writes each event): tested as Nest's router tests it, on the handler.
  */
 function nestAnswers(handler: object): boolean {
-  const redirect = Reflect.getMetadata(NEST_REDIRECT_METADATA, handler);
-  return typeof redirect?.url === "string" ||
+  return redirectStatusOf(handler) !== undefined ||
     !!Reflect.getMetadata(NEST_RENDER_METADATA, handler) ||
     !!Reflect.getMetadata(NEST_SSE_METADATA, handler);
 }
@@ -142,11 +156,12 @@ function sendsOwnResponse(controller: object, handler: object): boolean {
 }
 
 /**
- * The media type `handler` sends its success with when not the JSON envelope: `text/event-stream`
- * for `@Sse`, its own `@Header("Content-Type")` when not JSON (the last one, as Nest sets them in
- * order); else `null`.
+ * The media type `handler` sends its success with when not the JSON envelope: `text/html` for
+ * `@Render` (a view engine's default), `text/event-stream` for `@Sse`, its own
+ * `@Header("Content-Type")` when not JSON (the last one, as Nest sets them in order); else `null`.
  */
 export function ownSuccessMediaType(handler: object): string | null {
+  if (Reflect.getMetadata(NEST_RENDER_METADATA, handler)) return "text/html";
   if (Reflect.getMetadata(NEST_SSE_METADATA, handler)) return "text/event-stream";
   const headers: unknown = Reflect.getMetadata(NEST_HEADERS_METADATA, handler);
   const type = (Array.isArray(headers) ? headers as { name?: unknown; value?: unknown }[] : [])
@@ -191,20 +206,57 @@ export function readRouteOptions(controller: object, handler: object): RouteOpti
   };
 }
 
-/** The route handlers the class `controller` itself declares. */
+/**
+ * The route handlers of the class `controller`: those it declares and those it inherits, as Nest
+ * serves them (the server reads its class metadata on both). An inherited one is made the class's own
+ * first (`adoptRoute`), so that marking it documents this controller's route, not its base's, which
+ * shares the function.
+ */
 export function routeHandlersOf(controller: object): object[] {
   const prototype = (controller as { prototype: object }).prototype;
   const handlers: object[] = [];
-  for (const name of Object.getOwnPropertyNames(prototype)) {
-    const handler = Object.getOwnPropertyDescriptor(prototype, name)?.value;
-    if (typeof handler === "function" && Reflect.hasMetadata(NEST_METHOD_METADATA, handler)) {
-      handlers.push(handler);
+  const seen = new Set(["constructor"]);
+  for (
+    let holder: object | null = prototype;
+    holder !== null && holder !== Object.prototype;
+    holder = Object.getPrototypeOf(holder)
+  ) {
+    for (const name of Object.getOwnPropertyNames(holder)) {
+      if (seen.has(name)) continue; // overridden below
+      seen.add(name);
+      const handler = Object.getOwnPropertyDescriptor(holder, name)?.value;
+      if (typeof handler !== "function" || !Reflect.hasMetadata(NEST_METHOD_METADATA, handler)) {
+        continue;
+      }
+      handlers.push(holder === prototype ? handler : adoptRoute(prototype, name, handler));
     }
   }
   return handlers;
 }
 
-/** A decorator applying `mark` to the route, or to every route a controller declares. */
+/**
+ * Makes the inherited route `inherited` the own method `name` of `prototype`: one calling it, with a
+ * copy of its metadata (Nest's and swagger's), so Nest serves it and swagger documents it as before.
+ */
+function adoptRoute(
+  prototype: object,
+  name: string,
+  inherited: (...args: unknown[]) => unknown,
+): object {
+  const own = {
+    [name](this: unknown, ...args: unknown[]) {
+      return inherited.apply(this, args);
+    },
+  }[name];
+  for (const key of Reflect.getOwnMetadataKeys(inherited)) {
+    Reflect.defineMetadata(key, Reflect.getOwnMetadata(key, inherited), own);
+  }
+  Object.defineProperty(own, "length", { value: inherited.length });
+  Object.defineProperty(prototype, name, { value: own, writable: true, configurable: true });
+  return own;
+}
+
+/** A decorator applying `mark` to the route, or to every route of a controller (`routeHandlersOf`). */
 export function onRoutes(mark: (handler: object) => void): RouteDecorator {
   return (target: object, _key?: string | symbol, descriptor?: PropertyDescriptor) => {
     if (descriptor !== undefined) mark(descriptor.value);
@@ -220,9 +272,23 @@ export function markDeprecatedOperation(): RouteDecorator {
   });
 }
 
-/** Sets the vendor extension `name` of the operation (an existing value wins, as in swagger). */
-export function markExtension(name: string, value: unknown): RouteDecorator {
-  return onRoutes((handler) => setExtension(handler, name, value, false));
+/**
+ * Sets the vendor extension `name` of the operation: an existing value wins (as in swagger), except
+ * on a controller's route without its own metadata `key` (the server reads the controller's value
+ * then, so this one wins over one the route got from a base controller's decorator).
+ */
+export function markExtension(name: string, value: unknown, key?: string): RouteDecorator {
+  return (target: object, _key?: string | symbol, descriptor?: PropertyDescriptor) => {
+    if (descriptor !== undefined) return setExtension(descriptor.value, name, value, false);
+    for (const handler of routeHandlersOf(target)) {
+      setExtension(
+        handler,
+        name,
+        value,
+        key !== undefined && !Reflect.hasOwnMetadata(key, handler),
+      );
+    }
+  };
 }
 
 /** Sets the vendor extension `name` of one route handler; an existing value wins unless `replace`. */

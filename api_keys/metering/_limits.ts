@@ -25,6 +25,7 @@ import {
 } from "../../rate_limits/policy.ts";
 import { refuseUnknownOptions } from "../_options.ts";
 import { assertCost, assertCount } from "./_count.ts";
+import { RATE_LIMIT_FIELD, RATE_LIMIT_POLICY_FIELD } from "./_rate_limit_fields.ts";
 import { loadedSha256, loadSha256 } from "../hasher.ts";
 import { apiKeyError, ApiKeyValidationError } from "../errors.ts";
 import { redactApiKeys } from "../key_format.ts";
@@ -1135,11 +1136,11 @@ export function rateLimitHeaders(
   if (results.length > 0) {
     headers.push(
       [
-        "RateLimit-Policy",
+        RATE_LIMIT_POLICY_FIELD,
         results.map((r) => `"${r.name}";q=${r.limit};w=${seconds(r.windowMs)}`).join(", "),
       ],
       [
-        "RateLimit",
+        RATE_LIMIT_FIELD,
         results.map((r) => `"${r.name}";r=${atLeast0(r.remaining)};t=${seconds(r.resetMs)}`)
           .join(", "),
       ],

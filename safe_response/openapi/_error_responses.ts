@@ -9,6 +9,7 @@
 import { buildErrorBody } from "../envelope.ts";
 import { fallbackErrorCode, isHttpStatus, lookupErrorCode, problemTitle } from "../http_status.ts";
 import type { SafeErrorResponseConfig } from "../options.ts";
+import type { SafeResponseSettings } from "../settings.ts";
 import { MAX_VALIDATION_DETAILS } from "../validation_details.ts";
 import {
   buildProblemDetails,
@@ -25,6 +26,17 @@ export interface ErrorDocumentation {
   errorCodes?: Readonly<Record<number, string>>;
   /** Base of derived problem type URIs (module option `problemDetails.baseUrl`). */
   baseUrl?: string;
+}
+
+/** How the app of `settings` sends errors: its `problemDetails` and `errorCodes`. */
+export function errorDocumentationOf(
+  settings: Pick<SafeResponseSettings, "problemDetails" | "errorCodes">,
+): ErrorDocumentation {
+  return {
+    problem: settings.problemDetails !== undefined,
+    errorCodes: settings.errorCodes,
+    baseUrl: settings.problemDetails?.baseUrl,
+  };
 }
 
 interface DocumentedError {

@@ -6,9 +6,15 @@
  * @module
  */
 import { documentCopy, type OpenApiSchema, SAFE_RESPONSE_SCHEMAS } from "../_openapi_schemas.ts";
-import { PROBLEM_JSON_CONTENT_TYPE } from "../problem_details.ts";
+import type { SafeResponseModuleOptions } from "../options.ts";
+import { resolveSettings } from "../settings.ts";
 import type { OpenApiDocumentLike } from "./safe_response.document.ts";
-import { addProblemMedia } from "./_error_responses.ts";
+import {
+  addProblemMedia,
+  type ErrorDocumentation,
+  errorDocumentationOf,
+} from "./_error_responses.ts";
+import { documentHeaders, STATUS_HEADERS } from "./_response_headers.ts";
 import { AUDIT_ACTIONS } from "../../api_keys/audit/types.ts";
 import { CSRF_METHODS, csrfOf } from "../../client/_csrf.ts";
 
@@ -34,6 +40,12 @@ export interface ApiKeysAdminRoutesDocsOptions {
    * `false`: none).
    */
   csrf?: { header?: string; value?: string } | false;
+  /**
+   * The app's module option `problemDetails`, as given to `applyGlobalErrors`: when on, each error
+   * is documented as `application/problem+json` too (a guard's refusal, sent through the filter),
+   * beside the envelope the handler sends (default: off).
+   */
+  problemDetails?: SafeResponseModuleOptions["problemDetails"];
 }
 
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
@@ -355,12 +367,12 @@ const parameterKey = (parameter: unknown) =>
  * `own` (this function's operation) merged into `existing` (the operation
  * `@nestjs/swagger` built for the controller, or one written before): its
  * security, tags, other fields, parameters, responses, media types and
- * headers stay; `own` gives each of its responses' description and
- * `application/json`, its parameters, its request body. A header documented
- * on every existing response (`applyGlobalErrors`' request id) is documented
- * on the responses added too, and problem details (documented on an existing
- * response: the app's `problemDetails`) beside each error, so the order of
- * the two functions does not matter.
+ * headers stay; `own` gives each of its responses' description and media
+ * types (`application/json`, with problem details `application/problem+json`)
+ * and its status headers, its parameters, its request body. A header documented
+ * on every existing response (`applyGlobalErrors`' request id, a `Deprecated`
+ * controller's headers) is documented on the responses added too, as
+ * `applyGlobalErrors` run after would.
  */
 function merge(
   document: OpenApiDocumentLike,
@@ -385,30 +397,27 @@ function merge(
       before.every((response) => isObject(response.headers) && name in response.headers)
     ),
   );
-  const problem = before.some((response) =>
-    isObject(response.content) && PROBLEM_JSON_CONTENT_TYPE in response.content
-  );
   const responses: Record<string, unknown> = { ...existing.responses as object };
   for (const [status, response] of Object.entries(own.responses as Record<string, Response>)) {
     const old = responses[status];
     if (isObject(old) && !("$ref" in old)) {
-      const { "application/json": _, ...content } = (old.content ?? {}) as Record<string, unknown>;
+      const content = { ...(old.content ?? {}) as Record<string, unknown> };
+      for (const media of Object.keys(response.content ?? {})) delete content[media];
+      const headers = { ...response.headers, ...(old.headers ?? {}) as object };
       responses[status] = {
         ...old,
         description: response.description,
         content: { ...response.content, ...content },
+        ...(Object.keys(headers).length === 0 ? {} : { headers }),
       };
     } else {
-      const headers = Object.keys(shared).length === 0
-        ? {}
-        : { headers: documentCopy(shared, document) };
-      responses[status] = { ...response, ...headers };
-    }
-    if (problem && Number(status) >= 400) {
-      addProblemMedia(Number(status), responses[status], { problem: true });
+      const headers = { ...documentCopy(shared, document), ...response.headers };
+      responses[status] = {
+        ...response,
+        ...(Object.keys(headers).length === 0 ? {} : { headers }),
+      };
     }
   }
-  if (problem) addWithRefs(document, document.components!.schemas!, "SafeProblemDetails");
   const { requestBody } = own;
   return {
     ...existing,
@@ -419,6 +428,17 @@ function merge(
     ...(requestBody === undefined ? {} : { requestBody }),
     responses,
   };
+}
+
+/** An error response of the admin routes at `code`: the envelope, problem details when on. */
+function errorResponse(code: number, description: string, documentation: ErrorDocumentation) {
+  const response = {
+    description,
+    content: { "application/json": { schema: ref("SafeErrorResponse") } },
+  };
+  if (documentation.problem) addProblemMedia(code, response, documentation);
+  documentHeaders(response, STATUS_HEADERS[code] ?? []);
+  return response;
 }
 
 /**
@@ -448,12 +468,16 @@ export function applyApiKeysAdminRoutes<T extends OpenApiDocumentLike>(
     throw new TypeError('options.prefix must be a path such as "/api-keys"');
   }
   const csrf = csrfOf(options.csrf);
+  const documentation = errorDocumentationOf(
+    resolveSettings({ problemDetails: options.problemDetails }, "applyApiKeysAdminRoutes"),
+  );
   const paths = document.paths ??= {};
   const schemas = (document.components ??= {}).schemas ??= {};
   for (const [name, schema] of Object.entries(SCHEMAS)) {
     schemas[name] ??= documentCopy(schema, document);
   }
   addWithRefs(document, schemas, "SafeErrorResponse");
+  if (documentation.problem) addWithRefs(document, schemas, "SafeProblemDetails");
   for (const [path, method, summary, status, answer, body, errors] of ROUTES) {
     const item = (paths[`${prefix}${path}`] ??= {}) as Record<string, unknown>;
     const responses: Record<string, unknown> = {
@@ -465,12 +489,13 @@ export function applyApiKeysAdminRoutes<T extends OpenApiDocumentLike>(
     const parameters = parametersOf(path, method, csrf);
     const refused = parameters.some((parameter) => (parameter as { in: string }).in === "header");
     for (const code of [...EVERY_ROUTE_ERRORS, ...errors].sort((a, b) => a - b)) {
-      responses[code] = {
-        description: code === 403 && refused
+      responses[code] = errorResponse(
+        code,
+        code === 403 && refused
           ? `Error 403 (\`csrf_refused\` without the \`${csrf!.header}\` header)`
           : `Error ${code}`,
-        content: { "application/json": { schema: ref("SafeErrorResponse") } },
-      };
+        documentation,
+      );
     }
     item[method] = merge(
       document,

@@ -15,7 +15,17 @@ import { isNullBodyStatus } from "../_null_body.ts";
 import type { SafeErrorResponseOptions, SafeResponseModuleOptions } from "../options.ts";
 import { PaginationQueryError } from "../pagination_query.ts";
 import { resolveSettings, type SafeResponseSettings } from "../settings.ts";
-import { addProblemMedia, documentFieldDetails, errorResponses } from "./_error_responses.ts";
+import {
+  addProblemMedia,
+  documentFieldDetails,
+  errorDocumentationOf,
+  errorResponses,
+} from "./_error_responses.ts";
+import { documentHeaders, HEADERS, STATUS_HEADERS, text } from "./_response_headers.ts";
+import {
+  RATE_LIMIT_FIELD,
+  RATE_LIMIT_POLICY_FIELD,
+} from "../../api_keys/metering/_rate_limit_fields.ts";
 import { documentFieldSelection } from "./_field_selection.ts";
 import {
   BASIC_SUCCESS_SCHEMA,
@@ -80,11 +90,7 @@ export function applyGlobalErrors<T extends OpenApiDocumentLike, Context = unkno
   options: SafeResponseModuleOptions<Context> = {},
 ): T {
   const settings = resolveSettings(options);
-  const documentation = {
-    problem: settings.problemDetails !== undefined,
-    errorCodes: settings.errorCodes,
-    baseUrl: settings.problemDetails?.baseUrl,
-  };
+  const documentation = errorDocumentationOf(settings);
   const responses = errorResponses(settings.globalErrors, documentation, "applyGlobalErrors");
   // A paginated route's with limits: the global errors and its query's 400 (one example per code).
   const paginated = errorResponses(
@@ -169,47 +175,34 @@ export function applyGlobalErrors<T extends OpenApiDocumentLike, Context = unkno
 
 /**
  * Moves a `SafeResponse` route's (or a composite endpoint's) success to the status Nest sends
- * (`@HttpCode` may be applied after `SafeResponse`), without content when that status has no body,
- * as a string of its own media type when not sent in the envelope (`@Sse`, a non-JSON `@Header`).
+ * (`@HttpCode` may be applied after `SafeResponse`; `@Redirect`'s), without content when that status
+ * has no body or Nest redirects (with `Location` then), as a string of its own media type when not
+ * sent in the envelope (`@Sse`, `@Render`, a non-JSON `@Header`).
  */
 function documentSuccessStatus(operation: OperationLike): void {
   const mark = operation[SUCCESS_STATUS_EXTENSION] as
-    | { documented: number; described: boolean; status: number; media?: string | null }
+    | {
+      documented: number;
+      described: boolean;
+      status: number;
+      media?: string | null;
+      redirect?: boolean;
+    }
     | undefined;
   if (typeof mark !== "object" || mark === null) return;
-  const { documented, described, status, media } = mark;
+  const { documented, described, status, media, redirect } = mark;
   const responses = operation.responses ??= {};
   const success = responses[documented] as { description?: string; content?: unknown } | undefined;
   if (success === undefined || (status !== documented && responses[status] !== undefined)) return;
   delete responses[documented];
   responses[status] = success;
   if (!described) success.description = reasonPhrase(status) ?? "Success";
-  if (isNullBodyStatus(status)) delete success.content;
+  if (redirect === true) {
+    delete success.content;
+    documentHeaders(success, ["Location"]);
+  } else if (isNullBodyStatus(status)) delete success.content;
   else if (typeof media === "string") success.content = { [media]: { schema: { type: "string" } } };
 }
-
-/** A string header described by `description`. */
-const text = (description: string): OpenApiSchema => ({ description, schema: { type: "string" } });
-
-/** What each documented response header holds, and its schema. */
-const HEADERS: Readonly<Record<string, OpenApiSchema>> = {
-  Deprecation: text(
-    "RFC 9745: the route is deprecated (since `@<unix seconds>`); not on a guard's refusal",
-  ),
-  Sunset: text("RFC 8594: when the route goes away (an HTTP date); not on a guard's refusal"),
-  Link: text("RFC 8288 links: pagination (`first`, `prev`, `next`, `last`), deprecation, sunset"),
-  "WWW-Authenticate": text(
-    'RFC 9110 challenge (an API key guard\'s: `Bearer`, or `Bearer error="invalid_token"` for a ' +
-      "key refused)",
-  ),
-  "Retry-After": text("RFC 9110: seconds (or an HTTP date) to wait before retrying"),
-};
-
-/** The headers documented on every response of a status besides the others: its RFC 9110 fields. */
-const STATUS_HEADERS: Readonly<Record<string, readonly string[]>> = {
-  401: ["WWW-Authenticate"],
-  429: ["Retry-After"],
-};
 
 /** The rate-limit headers module option `rateLimit` reads (documented on a success), by name. */
 function rateLimitHeadersOf(
@@ -220,7 +213,7 @@ function rateLimitHeadersOf(
     "IETF RateLimit header field (a structured field), read into `meta.rateLimit`",
   );
   return {
-    ...(rateLimit.standard ? { RateLimit: field, "RateLimit-Policy": field } : {}),
+    ...(rateLimit.standard ? { [RATE_LIMIT_FIELD]: field, [RATE_LIMIT_POLICY_FIELD]: field } : {}),
     ...Object.fromEntries(["Limit", "Remaining", "Reset"].map((part) => [
       `${rateLimit.headerPrefix}-${part}`,
       {
@@ -229,20 +222,6 @@ function rateLimitHeadersOf(
       },
     ])),
   };
-}
-
-/** Adds each header of `names` (described in `headers`) to `response` (not a `$ref`) when missing. */
-function documentHeaders(
-  response: unknown,
-  names: readonly string[],
-  headers: Readonly<Record<string, OpenApiSchema>>,
-): void {
-  if (names.length === 0 || typeof response !== "object" || response === null) return;
-  if ("$ref" in response) return;
-  const documented = ((response as { headers?: Record<string, unknown> }).headers ??= {});
-  for (const name of names) {
-    documented[name] ??= structuredClone(headers[name] ?? text("A header the route sets"));
-  }
 }
 
 /**

@@ -6,7 +6,7 @@
 import "reflect-metadata";
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { Get, Next, Post, Res } from "@nestjs/common";
+import { Get, Next, Post, Redirect, Render, Res } from "@nestjs/common";
 import { DECORATORS } from "@nestjs/swagger";
 import {
   HTTP_CODE_METADATA,
@@ -18,6 +18,7 @@ import {
   SSE_METADATA,
 } from "@nestjs/common/constants.js";
 import { RouteParamtypes } from "@nestjs/common/enums/route-paramtypes.enum.js";
+import { ProblemType } from "../../safe_response/_route_decorators.ts";
 import {
   combine,
   markDeprecatedOperation,
@@ -29,7 +30,10 @@ import {
   NEST_RESPONSE_PASSTHROUGH_METADATA,
   NEST_ROUTE_ARGS_METADATA,
   NEST_SSE_METADATA,
+  ownSuccessMediaType,
   readRouteOptions,
+  redirectStatusOf,
+  routeHandlersOf,
   setMetadata,
   SWAGGER_METADATA,
 } from "../../safe_response/_route_metadata.ts";
@@ -107,5 +111,67 @@ describe("readRouteOptions", () => {
     );
     assert.equal(raw(Child, "res"), true, "a controller inheriting the handler");
     assert.equal(raw(Child, "passthrough"), false);
+  });
+});
+
+describe("what Nest sends for a route it answers", () => {
+  it("redirects with @Redirect's status, else 302, unless @Render (Nest tests it first)", () => {
+    class Routes {
+      @Get("a")
+      @Redirect("/t", 301)
+      a() {}
+      @Get("b")
+      @Redirect("/t")
+      b() {}
+      @Get("c")
+      @Render("view")
+      @Redirect("/t", 301)
+      c() {}
+      @Get("d")
+      d() {}
+    }
+    const { a, b, c, d } = Routes.prototype;
+    assert.deepEqual([a, b, c, d].map(redirectStatusOf), [301, 302, undefined, undefined]);
+    assert.deepEqual([a, c, d].map(ownSuccessMediaType), [null, "text/html", null]);
+  });
+});
+
+describe("routeHandlersOf", () => {
+  it("makes an inherited route the class's own, calling the base's; an override without a route is none", () => {
+    class Base {
+      factor = 2;
+      @Get("a")
+      a(n: number) {
+        return n * this.factor;
+      }
+      @Get("b")
+      b() {}
+    }
+    class Sub extends Base {
+      override b() {} // no longer a route
+    }
+    const [a] = routeHandlersOf(Sub) as ((n: number) => number)[];
+    assert.deepEqual(routeHandlersOf(Sub), [a]);
+    assert.ok(Object.hasOwn(Sub.prototype, "a") && a !== Base.prototype.a);
+    assert.equal(a.name, "a");
+    assert.equal(new Sub().a(3), 6);
+    assert.equal(Reflect.getOwnMetadata(METHOD_METADATA, a), 0);
+    assert.deepEqual(routeHandlersOf(Base), [Base.prototype.a, Base.prototype.b]);
+  });
+
+  it("a subclass's class decorator wins over its base's on the inherited routes, as the server reads it", () => {
+    @ProblemType("https://e.example/base")
+    class Base {
+      @Get("a")
+      a() {}
+    }
+    @ProblemType("https://e.example/sub")
+    class Sub extends Base {}
+    const extension = (handler: object) =>
+      Reflect.getMetadata(SWAGGER_METADATA.extension, handler)["x-safe-problem-type"];
+    assert.equal(extension(Base.prototype.a), "https://e.example/base");
+    assert.equal(extension(Sub.prototype.a), "https://e.example/sub");
+    assert.equal(readRouteOptions(Sub, Sub.prototype.a).problemType, "https://e.example/sub");
+    assert.equal(readRouteOptions(Base, Base.prototype.a).problemType, "https://e.example/base");
   });
 });

@@ -254,11 +254,14 @@ describe("applyApiKeysAdminRoutes", () => {
 });
 
 /** Options of an app whose guard errors are global (problem details or not). */
-function appOptions(problem: boolean): SafeResponseModuleOptions {
+function appOptions(
+  problem: boolean,
+  globalErrors: number[] = [401, 403, 429, 500],
+): SafeResponseModuleOptions {
   return {
     requestId: true,
     problemDetails: problem ? { baseUrl: "https://errors.example.com" } : false,
-    swagger: { globalErrors: [401, 403, 429, 500] },
+    swagger: { globalErrors },
   };
 }
 
@@ -267,6 +270,7 @@ async function nestDocuments(
   problem: boolean,
   decorators: ClassDecorator[],
   count: number,
+  globalErrors?: number[],
 ): Promise<Json[]> {
   const Admin = createApiKeysAdminController({
     path: "admin",
@@ -278,7 +282,7 @@ async function nestDocuments(
   });
   @Module({
     imports: [
-      SafeResponseModule.register(appOptions(problem)),
+      SafeResponseModule.register(appOptions(problem, globalErrors)),
       ApiKeysModule.forRoot({
         peppers: { 1: "a-pepper-of-at-least-thirty-two-bytes!!" },
         storage: new InMemoryApiKeyStorage(),
@@ -326,11 +330,13 @@ describe("applyApiKeysAdminRoutes on a Nest document", () => {
         ApiTags("admin"),
         ApiSecurity("api-key"),
       ], 2);
-      const globalFirst = applyApiKeysAdminRoutes(applyGlobalErrors(first, appOptions(problem)), {
-        prefix: "/admin",
-      });
+      const admin = { prefix: "/admin", problemDetails: appOptions(problem).problemDetails };
+      const globalFirst = applyApiKeysAdminRoutes(
+        applyGlobalErrors(first, appOptions(problem)),
+        admin,
+      );
       const adminFirst = applyGlobalErrors(
-        applyApiKeysAdminRoutes(second, { prefix: "/admin" }),
+        applyApiKeysAdminRoutes(second, admin),
         appOptions(problem),
       );
       assert.deepEqual(outline(globalFirst), outline(adminFirst));
@@ -353,6 +359,48 @@ describe("applyApiKeysAdminRoutes on a Nest document", () => {
       }
     });
   }
+
+  for (const problem of [false, true]) {
+    it(`gives the same document in either order with the app's problemDetails (problem details: ${problem})`, async () => {
+      for (const globalErrors of [[401, 403, 429, 500], [429], []]) {
+        const app = appOptions(problem, globalErrors);
+        const [first, second] = await nestDocuments(problem, [], 2, globalErrors);
+        const admin = { prefix: "/admin", problemDetails: app.problemDetails };
+        const globalFirst = applyApiKeysAdminRoutes(applyGlobalErrors(first, app), admin);
+        const adminFirst = applyGlobalErrors(applyApiKeysAdminRoutes(second, admin), app);
+        assert.deepEqual(globalFirst, adminFirst, `global errors ${globalErrors}`);
+        const media = problem
+          ? ["application/json", "application/problem+json"]
+          : ["application/json"];
+        for (const [name, operation] of Object.entries<Json>(outline(globalFirst))) {
+          assert.ok(
+            operation.responses["401"].headers.includes("WWW-Authenticate"),
+            `${name} 401 (global errors ${globalErrors})`,
+          );
+          for (const status of ["401", "403", "500", "503"]) {
+            assert.deepEqual(operation.responses[status].media, media, `${name} ${status}`);
+          }
+        }
+        await SwaggerParser.validate(structuredClone(globalFirst));
+      }
+    });
+  }
+
+  it("documents WWW-Authenticate on the 401 and problem details when told, alone", () => {
+    const options = { prefix: "/a", problemDetails: true };
+    const document: Json = applyApiKeysAdminRoutes({}, options);
+    const unauthenticated = document.paths["/a/keys"].get.responses["401"];
+    assert.ok(unauthenticated.headers?.["WWW-Authenticate"]);
+    assert.deepEqual(Object.keys(unauthenticated.content), [
+      "application/json",
+      "application/problem+json",
+    ]);
+    assert.ok(document.components.schemas.SafeProblemDetails);
+    const plain: Json = applyApiKeysAdminRoutes({}, { prefix: "/a" });
+    assert.deepEqual(Object.keys(plain.paths["/a/keys"].get.responses["401"].content), [
+      "application/json",
+    ]);
+  });
 
   it("keeps the operation's tags and security, unless given", async () => {
     const [bare, tagged] = await nestDocuments(false, [], 2);

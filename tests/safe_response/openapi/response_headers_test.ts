@@ -34,8 +34,13 @@ import {
 } from "../../../safe_response/nest/mod.ts";
 import { applyGlobalErrors } from "../../../safe_response/openapi/mod.ts";
 import { ApiKeysService, InMemoryApiKeyStorage } from "../../../api_keys/mod.ts";
-import { ApiKeysGuard, ApiKeysModule } from "../../../api_keys/nest/mod.ts";
+import {
+  ApiKeysGuard,
+  ApiKeysModule,
+  type ApiKeysModuleOptions,
+} from "../../../api_keys/nest/mod.ts";
 import { apiKeyThrottlerTracker } from "../../../rate_limits/throttler.ts";
+import { createRateLimiter } from "../../../rate_limits/limiter.ts";
 import { ADAPTERS, boot } from "../nest/helpers.ts";
 import { documentedResponse, type Json } from "./openapi_validation.ts";
 
@@ -177,6 +182,15 @@ describe("applyGlobalErrors: response headers", () => {
   }
 });
 
+/** `ApiKeysModule` over an empty in-memory storage, with `extra` options. */
+function apiKeysModule(extra: Partial<ApiKeysModuleOptions> = {}) {
+  return ApiKeysModule.forRoot({
+    peppers: { 1: "a-pepper-of-at-least-thirty-two-bytes!!" },
+    storage: new InMemoryApiKeyStorage(),
+    ...extra,
+  });
+}
+
 /** A route behind `ApiKeysGuard` and `ThrottlerGuard` (2 requests a minute). */
 @Controller("limited")
 @UseGuards(ApiKeysGuard, ThrottlerGuard)
@@ -199,10 +213,7 @@ describe("applyGlobalErrors: authentication and rate-limit headers", () => {
       @Module({
         imports: [
           SafeResponseModule.register(options),
-          ApiKeysModule.forRoot({
-            peppers: { 1: "a-pepper-of-at-least-thirty-two-bytes!!" },
-            storage: new InMemoryApiKeyStorage(),
-          }),
+          apiKeysModule(),
           ThrottlerModule.forRoot({
             throttlers: [{ ttl: 60_000, limit: 2 }],
             getTracker: apiKeyThrottlerTracker,
@@ -231,7 +242,12 @@ describe("applyGlobalErrors: authentication and rate-limit headers", () => {
           "X-Request-Id",
         ]);
         assert.deepEqual(names(401), ["WWW-Authenticate", "X-Request-Id"]);
-        assert.deepEqual(names(429), ["Retry-After", "X-Request-Id"]);
+        assert.deepEqual(names(429), [
+          "RateLimit",
+          "RateLimit-Policy",
+          "Retry-After",
+          "X-Request-Id",
+        ]);
         const statuses: number[] = [];
         const keyed = { "x-api-key": key };
         const checked = ["www-authenticate", "retry-after", ...limits.map((l) => l.toLowerCase())];
@@ -255,4 +271,56 @@ describe("applyGlobalErrors: authentication and rate-limit headers", () => {
       }
     });
   }
+
+  it("documents the RateLimit and RateLimit-Policy fields of an API key guard's 429", async () => {
+    const options: SafeResponseModuleOptions = { swagger: { globalErrors: [429] } };
+    @Controller("keyed")
+    @UseGuards(ApiKeysGuard)
+    class KeyedController {
+      @Get()
+      @SafeResponse()
+      list() {
+        return 1;
+      }
+    }
+    @Module({
+      imports: [
+        SafeResponseModule.register(options),
+        apiKeysModule({ limiter: createRateLimiter({ logger: () => {} }) }),
+      ],
+      controllers: [KeyedController],
+    })
+    class KeyedModule {}
+    for (const adapter of ADAPTERS) {
+      const running = await boot(KeyedModule, adapter);
+      try {
+        const { key } = await running.app.get(ApiKeysService).create({
+          tenantId: "t",
+          name: "k",
+          scopes: [{ resource: "orders", level: "read" }],
+          rateLimits: [{ name: "burst", limit: 1, windowMs: 60_000 }],
+        });
+        const document: Json = applyGlobalErrors(
+          SwaggerModule.createDocument(running.app, new DocumentBuilder().build()),
+          options,
+        );
+        const documented = Object.keys(document.paths["/keyed"].get.responses[429].headers)
+          .map((name) => name.toLowerCase());
+        const statuses: number[] = [];
+        for (let i = 0; i < 2; i++) {
+          const response = await fetch(`${running.url}/keyed`, { headers: { "x-api-key": key } });
+          await response.body?.cancel();
+          statuses.push(response.status);
+          if (response.status !== 429) continue;
+          for (const name of ["ratelimit", "ratelimit-policy", "retry-after"]) {
+            assert.ok(response.headers.has(name), `${adapter}: the 429 carries ${name}`);
+            assert.ok(documented.includes(name), `${adapter}: the 429 documents ${name}`);
+          }
+        }
+        assert.deepEqual(statuses, [200, 429], adapter);
+      } finally {
+        await running.close();
+      }
+    }
+  });
 });

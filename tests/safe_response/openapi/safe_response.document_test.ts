@@ -34,6 +34,7 @@ import {
   FieldSelection,
   Paginated,
   PaginationQuery,
+  ProblemType,
   SafeResponse,
   SafeResponseModule,
   type SafeResponseModuleOptions,
@@ -849,6 +850,73 @@ describe("applyGlobalErrors: response headers", () => {
         assert.deepEqual(sent.filter((name) => !declared.includes(name)), [], path);
       }
       assert.equal(document.paths["/legacy/status"].get.responses[403], undefined, "skipped");
+    });
+  });
+});
+
+/** A controller whose routes subclasses inherit. */
+@Controller("base")
+class BaseController {
+  @Get("fail")
+  fail() {
+    throw new NotFoundException();
+  }
+
+  @Get("items")
+  items() {
+    return { data: [1], total: 1, page: 1, limit: 10 };
+  }
+}
+
+@Controller("sub")
+@Deprecated({ since: "2026-01-01T00:00:00Z" })
+@ProblemType("https://errors.example.com/sub")
+@SkipGlobalErrors()
+@Paginated()
+class SubController extends BaseController {}
+
+const INHERITED: SafeResponseModuleOptions = {
+  problemDetails: true,
+  swagger: { globalErrors: [500] },
+};
+
+@Module({
+  imports: [SafeResponseModule.register(INHERITED)],
+  controllers: [BaseController, SubController],
+})
+class InheritedModule {}
+
+describe("applyGlobalErrors: a subclass controller's decorators on its inherited routes", () => {
+  it("documents them as the server applies them, on the subclass's routes only", async () => {
+    await withDocument(InheritedModule, INHERITED, async (running, document) => {
+      for (const base of ["base", "sub"]) {
+        const sub = base === "sub";
+        const failed = await fetch(`${running.url}/${base}/fail`);
+        const problem = await failed.json();
+        assert.equal(failed.headers.has("deprecation"), sub, base);
+        assert.equal(problem.type === "https://errors.example.com/sub", sub, base);
+        const listed = await fetch(`${running.url}/${base}/items`);
+        const body = await listed.json();
+        assert.equal(body.meta?.pagination !== undefined, sub, base);
+
+        const fail = document.paths[`/${base}/fail`].get;
+        const items = document.paths[`/${base}/items`].get;
+        for (const operation of [fail, items]) {
+          assert.equal(operation.deprecated === true, sub, base);
+          assert.equal(
+            operation["x-safe-problem-type"] === "https://errors.example.com/sub",
+            sub,
+            base,
+          );
+          assert.equal(operation["x-safe-skip-global-errors"] === true, sub, base);
+          assert.equal(operation.responses[500] === undefined, sub, `${base}: global errors`);
+          const headers = Object.keys(operation.responses[200]?.headers ?? {});
+          assert.equal(headers.includes("Deprecation"), sub, base);
+        }
+        assert.equal(items["x-safe-paginated"] !== undefined, sub, base);
+        const page = (items.parameters ?? []).some((p: Json) => p.name === "page");
+        assert.equal(page, sub, `${base}: the page parameter`);
+      }
     });
   });
 });

@@ -1,13 +1,27 @@
 /**
  * A `SafeResponse` route or a composite endpoint (`SafeEndpoint`) that sends its success itself
  * (`@Sse`, or a non-JSON `Content-Type` of its own by `@Header`) is documented with that media
- * type, not the JSON envelope; a JSON `Content-Type` of its own keeps the envelope. Checked against
- * real responses, on Express and Fastify.
+ * type, not the JSON envelope; a JSON `Content-Type` of its own keeps the envelope. One Nest
+ * answers itself is documented as Nest sends it: `@Redirect` at its status with `Location` and no
+ * body, `@Render` as HTML. Checked against real responses, on Express and Fastify.
  */
 import "reflect-metadata";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { Controller, Get, Header, type MessageEvent, Module, Sse } from "@nestjs/common";
+import {
+  Controller,
+  Get,
+  Header,
+  type INestApplication,
+  type MessageEvent,
+  Module,
+  Redirect,
+  Render,
+  Sse,
+} from "@nestjs/common";
 import { ApiProperty, DocumentBuilder, SwaggerModule } from "@nestjs/swagger";
 import SwaggerParser from "@apidevtools/swagger-parser";
 import { type Observable, of } from "rxjs";
@@ -96,6 +110,91 @@ describe("SafeResponse, SafeEndpoint: the success media type documented is the o
         await SwaggerParser.validate(structuredClone(document));
       } finally {
         await running.close();
+      }
+    });
+  }
+});
+
+@Controller("r")
+class NestAnswersController {
+  @Get("moved")
+  @Redirect("/target", 301)
+  @SafeResponse()
+  moved() {}
+
+  @Get("found")
+  @SafeEndpoint(PageDto)
+  @Redirect("/target")
+  found() {}
+
+  @Get("page")
+  @Render("page")
+  @SafeResponse()
+  page() {
+    return { name: "Ada" };
+  }
+}
+
+/** A view engine for `@Render` sending HTML, as Express's `res.render` and `@fastify/view` do. */
+function installViews(app: INestApplication, adapter: string, dir: string): void {
+  const instance = app.getHttpAdapter().getInstance();
+  if (adapter === "express") {
+    instance.engine(
+      "html",
+      (_path: string, _locals: unknown, done: (e: null, s: string) => void) =>
+        done(null, "<p>hello</p>"),
+    );
+    instance.set("views", dir);
+    instance.set("view engine", "html");
+  } else {
+    instance.decorateReply(
+      "view",
+      function (this: { type(t: string): { send(s: string): unknown } }) {
+        return this.type("text/html; charset=utf-8").send("<p>hello</p>");
+      },
+    );
+  }
+}
+
+describe("SafeResponse, SafeEndpoint on a route Nest answers: documented as Nest sends it", () => {
+  for (const adapter of ADAPTERS) {
+    it(adapter, async () => {
+      const options: SafeResponseModuleOptions = { swagger: { globalErrors: [500] } };
+      @Module({
+        imports: [SafeResponseModule.register(options)],
+        controllers: [NestAnswersController],
+      })
+      class AnswersModule {}
+      const dir = await mkdtemp(join(tmpdir(), "api-kit-views-"));
+      await writeFile(join(dir, "page.html"), "");
+      const running = await boot(AnswersModule, adapter, {
+        before: (app) => installViews(app, adapter, dir),
+      });
+      try {
+        const document: Json = applyGlobalErrors(
+          SwaggerModule.createDocument(running.app, new DocumentBuilder().build()),
+          options,
+        );
+        for (const [path, status] of [["/r/moved", 301], ["/r/found", 302]] as const) {
+          const response = await fetch(running.url + path, { redirect: "manual" });
+          await response.body?.cancel();
+          assert.equal(response.status, status, path);
+          assert.equal(response.headers.get("location"), "/target", path);
+          const responses = document.paths[path].get.responses;
+          assert.deepEqual(Object.keys(responses).sort(), [String(status), "500"], path);
+          assert.equal(responses[status].content, undefined, path);
+          assert.ok(responses[status].headers?.Location, `${path} documents Location`);
+        }
+        const response = await fetch(running.url + "/r/page");
+        assert.equal(response.status, 200);
+        assert.equal(response.headers.get("content-type")?.split(";", 1)[0], "text/html");
+        assert.equal(await response.text(), "<p>hello</p>");
+        const content = documentedResponse(document, "/r/page", "get", 200).content;
+        assert.deepEqual(content, { "text/html": { schema: { type: "string" } } });
+        await SwaggerParser.validate(structuredClone(document));
+      } finally {
+        await running.close();
+        await rm(dir, { recursive: true });
       }
     });
   }
