@@ -7,6 +7,10 @@ import type { RateLimitOptions } from "./options.ts";
 import { isCount } from "../client/_decimal.ts";
 import { headerCount, parseRetryAfter } from "../client/_retry_after.ts";
 import {
+  RATE_LIMIT_FIELD,
+  RATE_LIMIT_POLICY_FIELD,
+} from "../api_keys/metering/_rate_limit_fields.ts";
+import {
   type BareItem,
   MAX_FIELD_LENGTH,
   type Member,
@@ -109,7 +113,7 @@ function itemListFields(
     }
   }
   if (best === undefined) return undefined;
-  const text = fieldText(read("RateLimit-Policy"));
+  const text = fieldText(read(RATE_LIMIT_POLICY_FIELD));
   const policy = (text === undefined ? undefined : parseList(text))?.find((member) =>
     member.items === undefined && policyName(member.item) === best.name
   );
@@ -129,7 +133,7 @@ function dictionaryFields(text: string): RateLimitFields | undefined {
 }
 
 function standardFields(read: HeaderReader): RateLimitFields | undefined {
-  const text = fieldText(read("RateLimit"));
+  const text = fieldText(read(RATE_LIMIT_FIELD));
   if (text === undefined) return undefined;
   const list = parseList(text);
   return list === undefined ? dictionaryFields(text) : itemListFields(list, read);

@@ -1,6 +1,7 @@
 /**
  * The names of the IETF rate-limit fields (draft-ietf-httpapi-ratelimit-headers -08 to -11) an API
- * key's answers carry: written by `rateLimitHeaders`, documented by `./safe-response/openapi`.
+ * key's answers carry: written by `rateLimitHeaders`, read into `meta.rateLimit` by
+ * `./safe-response` and documented by `./safe-response/openapi`.
  * @module
  */
 
