@@ -34,6 +34,18 @@ async function setup() {
   return { ...made, key };
 }
 
+/** A service with a limiter (and `options`) and a key of one policy, `burst`: 1,000 a minute. */
+async function burstKey(options: Parameters<typeof makeService>[0] = {}) {
+  const { service } = makeService({ limiter: createRateLimiter({ logger: () => {} }), ...options });
+  const { key } = await service.create({
+    tenantId: "t1",
+    name: "limited",
+    scopes: [{ resource: "orders", level: "read" }],
+    rateLimits: [{ name: "burst", limit: 1_000, windowMs: 60_000 }],
+  });
+  return { service, key };
+}
+
 async function codeOf(promise: Promise<unknown>): Promise<string> {
   try {
     await promise;
@@ -490,16 +502,7 @@ describe("log", () => {
 
   it("with legacyKeyLayouts, no line carries a key of a legacy layout: a failing clientIp or onError, a bug line's path", async () => {
     const legacy = `ak_live_${"A".repeat(12)}_${"b".repeat(32)}`; // nestarc-v0
-    const { service } = makeService({
-      legacyKeyLayouts: ["nestarc-v0"],
-      limiter: createRateLimiter({ logger: () => {} }),
-    });
-    const { key } = await service.create({
-      tenantId: "t1",
-      name: "limited",
-      scopes: [{ resource: "orders", level: "read" }],
-      rateLimits: [{ name: "burst", limit: 100, windowMs: 60_000 }],
-    });
+    const { service, key } = await burstKey({ legacyKeyLayouts: ["nestarc-v0"] });
     const failing = () => {
       const error = new Error("down");
       error.name = `LeakyError ${legacy}`;
@@ -525,13 +528,7 @@ describe("log", () => {
   });
 
   it("a route's bug is logged once whatever the paths and methods; another route's bug is still logged after 100 of them", async () => {
-    const { service } = makeService({ limiter: createRateLimiter({ logger: () => {} }) });
-    const { key } = await service.create({
-      tenantId: "t1",
-      name: "limited",
-      scopes: [{ resource: "orders", level: "read" }],
-      rateLimits: [{ name: "burst", limit: 1_000, windowMs: 60_000 }],
-    });
+    const { service, key } = await burstKey();
     const lines: string[] = [];
     const authorizer = createApiKeyAuthorizer(service, { log: (line) => lines.push(line) });
     const reports = authorizer.require({ rateLimits: "hourly" }).protect(() => new Response("ok"));
