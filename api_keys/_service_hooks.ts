@@ -1,13 +1,14 @@
 /**
  * What the components outside `ApiKeysService` (the leaked-key handlers)
  * reach of each service without a public method: its `onEvent` dispatcher
- * (for `api_key.exposed`), its key layouts, the verify of a reported key,
- * which records no use, and the revoke that tells whether it won.
+ * (for `api_key.exposed`), its key layouts (and the bindings' log redacted
+ * by them, `serviceLog`), the verify of a reported key, which records no
+ * use, and the revoke that tells whether it won.
  *
  * @module
  */
 import type { ApiKeyEvent } from "./events.ts";
-import type { KeyLayouts } from "./key_format.ts";
+import { type KeyLayouts, redactApiKeys } from "./key_format.ts";
 import type { Dispatch } from "./_sinks.ts";
 import type { AuditContext } from "./audit/types.ts";
 import type { ApiKeyUsageBucket, ApiKeyUsageQuery } from "./metering/usage.ts";
@@ -123,4 +124,14 @@ export function attachServiceHooks(service: object, serviceHooks: ServiceHooks):
 /** The hooks of `service`, if it is an `ApiKeysService`. */
 export function serviceHooks(service: object): ServiceHooks | undefined {
   return hooks.get(service);
+}
+
+/**
+ * `write` behind the redaction of `service`'s key layouts (its
+ * `legacyKeyLayouts` too; the current layout's for another object): the log
+ * of the bindings (the Fetch authorizer's `log`, the guard's `Logger`).
+ */
+export function serviceLog(service: object, write: (line: string) => void): (line: string) => void {
+  const layouts = serviceHooks(service)?.layouts;
+  return (line) => write(layouts === undefined ? redactApiKeys(line) : layouts.redact(line));
 }

@@ -12,6 +12,7 @@ import { requiredEnvironmentOf, requiredScopeOf } from "../_route_requirements.t
 import type { ApiKeysService } from "../service.ts";
 import { refuseUnknownOptions } from "../_options.ts";
 import { failureLine } from "../_sinks.ts";
+import { serviceLog } from "../_service_hooks.ts";
 import { callDetached } from "../../telemetry/_detached.ts";
 import { isThenable, resolveClientIp } from "../ip_allowlist.ts";
 import { bugReporter, rateLimitHeaders, routeRateLimitOf } from "../metering/_limits.ts";
@@ -82,9 +83,10 @@ export interface ApiKeyAuthorizerOptions extends ApiKeyRequirements {
   /** With a service `limiter`: also write `X-RateLimit-*` (the policy with the least remaining; on a 429 the refusing one with the longest wait). */
   xRateLimitHeaders?: boolean;
   /**
-   * Where failures of `clientIp` and `onError` are logged (default
-   * `console.error`); its own failure, a throw or a rejected promise, is
-   * ignored.
+   * Where failures of `clientIp` and `onError`, and a route's bug, are logged
+   * (default `console.error`), keys of the service's layouts redacted
+   * (`legacyKeyLayouts` too); its own failure, a throw or a rejected promise,
+   * is ignored.
    */
   log?: (line: string) => void;
 }
@@ -383,8 +385,11 @@ export function createApiKeyAuthorizer(
     }
     return answer;
   };
-  /** Logs `line`; a log function's throw or rejection is ignored (it must never fail a request). */
-  const log = (line: string): void => callDetached(sink, [line], () => {});
+  /**
+   * Logs `line` redacted with the service's key layouts; a log function's throw or rejection is
+   * ignored (it must never fail a request).
+   */
+  const log = serviceLog(service, (line) => callDetached(sink, [line], () => {}));
 
   /** The failure response; a failing `onError` is logged and the default one sent. */
   const failureResponse = async (
@@ -420,7 +425,7 @@ export function createApiKeyAuthorizer(
     throw thrown;
   };
 
-  /** Logs each distinct bug line once (a broken route fails every request alike). */
+  /** Logs each route's distinct bug once (a broken route fails every request alike). */
   const reportBug = bugReporter(log);
 
   const build = (requirements: Readonly<ApiKeyRequirements>): ApiKeyAuthorizer => {
@@ -437,7 +442,11 @@ export function createApiKeyAuthorizer(
       } catch (error) {
         if (error instanceof TypeError) {
           // A bug (a route naming a policy the key lacks, a resolver's bad policy): the server's 500.
-          reportBug(`api-keys: ${request.method} ${pathOf(request)}: ${error.message}`);
+          // Remembered by the route's requirements, never by the client's method and path.
+          reportBug(
+            `api-keys: ${request.method} ${pathOf(request)}: ${error.message}`,
+            `${JSON.stringify(requirements)} ${error.message}`,
+          );
         }
         throw error;
       }

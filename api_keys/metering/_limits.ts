@@ -28,7 +28,6 @@ import { assertCost, assertCount } from "./_count.ts";
 import { RATE_LIMIT_FIELD, RATE_LIMIT_POLICY_FIELD } from "./_rate_limit_fields.ts";
 import { loadedSha256, loadSha256 } from "../hasher.ts";
 import { apiKeyError, ApiKeyValidationError } from "../errors.ts";
-import { redactApiKeys } from "../key_format.ts";
 import { warnOnce } from "../_sinks.ts";
 import { errorNameOf, isBug } from "../../telemetry/_error_name.ts";
 import type { ApiKeyCreditsExhaustedEvent, ApiKeyCreditsLowEvent } from "../events.ts";
@@ -574,28 +573,32 @@ function refused(context: ApiKeyContext, cause: unknown): TypeError {
   return bug(`the rate-limit check of key ${context.keyId}`, cause);
 }
 
-/** Most distinct lines a `bugReporter` remembers (a line seen is not logged again). */
+/** Most distinct bugs a `bugReporter` remembers (a bug seen is not logged again). */
 const MAX_BUG_LINES = 100;
 
 /**
- * Logs each distinct line of a bug (a route naming a policy a key lacks, a
- * resolver's bad policy) once through `log`, redacted, so a broken route
- * answering 500 on every request does not flood the log. Never throws.
+ * Logs each distinct bug (a route naming a policy a key lacks, a resolver's
+ * bad policy) once through `log`, which redacts (see `serviceLog`, `_service_hooks.ts`), so a
+ * broken route answering 500 on every request does not flood the log: `line`
+ * is logged unless `bug` (the route and the message; default `line`) was.
+ * Never throws.
  *
  * @example
  * ```ts
  * import { bugReporter } from "./_limits.ts";
  * const report = bugReporter(console.error);
- * report("GET /reports: the route's rateLimits name \"hourly\", which key k1 does not have");
+ * report("Reports.list: the route's rateLimits name \"hourly\", which key k1 does not have");
  * ```
  */
-export function bugReporter(log: (line: string) => void): (line: string) => void {
+export function bugReporter(
+  log: (line: string) => void,
+): (line: string, bug?: string) => void {
   const seen = new Set<string>();
-  return (line) => {
-    if (seen.has(line) || seen.size >= MAX_BUG_LINES) return;
-    seen.add(line);
+  return (line, bug = line) => {
+    if (seen.has(bug) || seen.size >= MAX_BUG_LINES) return;
+    seen.add(bug);
     try {
-      log(redactApiKeys(line));
+      log(line);
     } catch {
       // the log itself failed: nothing left to tell
     }

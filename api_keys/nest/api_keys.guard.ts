@@ -12,6 +12,7 @@ import { ApiKeysService } from "../service.ts";
 import { isThenable, resolveClientIp, trackedNetwork } from "../ip_allowlist.ts";
 import { apiKeyChallenge, ApiKeyError } from "../errors.ts";
 import { failureLine } from "../_sinks.ts";
+import { serviceLog } from "../_service_hooks.ts";
 import { refuseUnknownOptions } from "../_options.ts";
 import { bugReporter, rateLimitHeaders } from "../metering/_limits.ts";
 import type { ApiKeyContext, AuthorizeOptions, Environment, RequiredScope } from "../types.ts";
@@ -182,8 +183,9 @@ export class ApiKeysGuard {
   readonly #resolveClientIp: ApiKeyClientIpResolver;
   readonly #routes = new WeakMap<Target, WeakMap<Target, RouteRequirements | undefined>>();
   readonly #logger = new Logger("ApiKeysGuard");
-  readonly #logError = (line: string): void => this.#logger.error(line);
-  readonly #reportBug = bugReporter(this.#logError);
+  /** Logs an error line redacted with the service's key layouts. */
+  readonly #logError: (line: string) => void;
+  readonly #reportBug: (line: string) => void;
   readonly #legacyHeaders: boolean;
 
   /** Builds the guard; a missing writer or resolver means the default one. */
@@ -198,6 +200,8 @@ export class ApiKeysGuard {
   ) {
     this.#legacyHeaders = moduleOptions?.xRateLimitHeaders === true;
     this.#service = service;
+    this.#logError = serviceLog(service, (line) => this.#logger.error(line));
+    this.#reportBug = bugReporter(this.#logError);
     this.#reflector = reflector;
     this.#writeContext = contextWriter ?? writeToRequestProperty;
     this.#resolveClientIp = clientIpResolver ?? defaultApiKeyClientIpResolver;

@@ -1,8 +1,8 @@
 /** The per-service hooks that the leaked-key handlers use. */
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { attachServiceHooks, serviceHooks } from "../../api_keys/_service_hooks.ts";
-import { compileKeyLayouts } from "../../api_keys/key_format.ts";
+import { attachServiceHooks, serviceHooks, serviceLog } from "../../api_keys/_service_hooks.ts";
+import { compileKeyLayouts, generateKey } from "../../api_keys/key_format.ts";
 import { makeService, READ_ORDERS } from "./helpers.ts";
 import { createRateLimiter } from "../../rate_limits/limiter.ts";
 import { createMemoryRateLimitStore } from "../../rate_limits/memory_store.ts";
@@ -69,6 +69,19 @@ describe("service hooks", () => {
     assert.equal(await hooks.predecessorOf("t1", next.id), id);
     assert.equal(await hooks.predecessorOf("t1", id), null);
     assert.equal(await hooks.predecessorOf("t2", next.id), null, "another tenant's chain");
+  });
+
+  it("serviceLog redacts a service's key layouts, legacyKeyLayouts too; the current one's for another object", () => {
+    const current = generateKey({ environment: "live" }).raw;
+    const legacy = `ak_live_${"A".repeat(12)}_${"b".repeat(32)}`; // nestarc-v0
+    const { service } = makeService({ legacyKeyLayouts: ["nestarc-v0"] });
+    const lines: string[] = [];
+    serviceLog(service, (line) => lines.push(line))(`a ${current} b ${legacy}`);
+    serviceLog({}, (line) => lines.push(line))(`a ${current} b ${legacy}`);
+    assert.deepEqual(lines, [
+      "a [REDACTED_API_KEY] b [REDACTED_API_KEY]",
+      `a [REDACTED_API_KEY] b ${legacy}`,
+    ]);
   });
 
   it("keyLimitsOf: each key's policies, the key whose windows and balance it counts on, its pool; null for an unknown or another tenant's id", async () => {

@@ -34,6 +34,18 @@ async function setup() {
   return { ...made, key };
 }
 
+/** A service with a limiter (and `options`) and a key of one policy, `burst`: 1,000 a minute. */
+async function burstKey(options: Parameters<typeof makeService>[0] = {}) {
+  const { service } = makeService({ limiter: createRateLimiter({ logger: () => {} }), ...options });
+  const { key } = await service.create({
+    tenantId: "t1",
+    name: "limited",
+    scopes: [{ resource: "orders", level: "read" }],
+    rateLimits: [{ name: "burst", limit: 1_000, windowMs: 60_000 }],
+  });
+  return { service, key };
+}
+
 async function codeOf(promise: Promise<unknown>): Promise<string> {
   try {
     await promise;
@@ -486,5 +498,54 @@ describe("log", () => {
     assert.equal((await refused.json()).code, "api_key_missing");
     assert.equal(lines.length, 3, "the resolver's failures (one a request) and onError's logged");
     assert.deepEqual(rejections.reasons, [], "an unhandled rejection escaped");
+  });
+
+  it("with legacyKeyLayouts, no line carries a key of a legacy layout: a failing clientIp or onError, a bug line's path", async () => {
+    const legacy = `ak_live_${"A".repeat(12)}_${"b".repeat(32)}`; // nestarc-v0
+    const { service, key } = await burstKey({ legacyKeyLayouts: ["nestarc-v0"] });
+    const failing = () => {
+      const error = new Error("down");
+      error.name = `LeakyError ${legacy}`;
+      throw error;
+    };
+    const lines: string[] = [];
+    const authorizer = createApiKeyAuthorizer(service, {
+      clientIp: failing,
+      onError: failing,
+      log: (line) => lines.push(line),
+    });
+    // A route naming a policy the key lacks: the bug line names the request's path.
+    const hourly = authorizer.require({ rateLimits: "hourly" }).protect(() => new Response("ok"));
+    await assert.rejects(
+      hourly(new Request(`http://x/v1/${legacy}`, { headers: { "x-api-key": key } })),
+      TypeError,
+    );
+    assert.equal((await authorizer.protect(() => new Response("ok"))(get())).status, 401);
+    for (const kind of [/clientIp failed/, /onError failed/, /GET \/v1\/\[REDACTED_API_KEY\]: /]) {
+      assert.ok(lines.some((line) => kind.test(line)), `${kind} not logged: ${lines.join("\n")}`);
+    }
+    assert.ok(lines.every((line) => !line.includes(legacy)), lines.join("\n"));
+  });
+
+  it("a route's bug is logged once whatever the paths and methods; another route's bug is still logged after 100 of them", async () => {
+    const { service, key } = await burstKey();
+    const lines: string[] = [];
+    const authorizer = createApiKeyAuthorizer(service, { log: (line) => lines.push(line) });
+    const reports = authorizer.require({ rateLimits: "hourly" }).protect(() => new Response("ok"));
+    const exports = authorizer.require({ rateLimits: "daily" }).protect(() => new Response("ok"));
+    for (let i = 0; i < 120; i++) {
+      const request = new Request(`http://x/reports/${i}`, {
+        method: i % 2 === 0 ? "GET" : `M${i}`,
+        headers: { "x-api-key": key },
+      });
+      await assert.rejects(reports(request), TypeError);
+    }
+    await assert.rejects(
+      exports(new Request("http://x/exports", { headers: { "x-api-key": key } })),
+      TypeError,
+    );
+    assert.equal(lines.length, 2, `${lines.length} lines, the last: ${lines.at(-1)}`);
+    assert.match(lines[0], /^api-keys: GET \/reports\/0: .*"hourly"/);
+    assert.match(lines[1], /^api-keys: GET \/exports: .*"daily"/);
   });
 });

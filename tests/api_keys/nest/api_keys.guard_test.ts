@@ -582,6 +582,48 @@ describe("ApiKeysGuard with a failing context writer", () => {
 });
 
 /**
+ * With `legacyKeyLayouts`, the guard's log lines redact the keys of those layouts too: a failing
+ * client-IP resolver and a failing context writer whose error names carry one.
+ */
+describe("ApiKeysGuard with legacyKeyLayouts", () => {
+  const logged = loggedLines();
+  const legacy = `ak_test_${"A".repeat(12)}_${"b".repeat(32)}`; // nestarc-v0
+  const failing = () => {
+    const error = new Error("down");
+    error.name = `LeakyError ${legacy}`;
+    throw error;
+  };
+
+  for (const platform of PLATFORMS) {
+    it(`over ${platform}: no log line carries a key of a legacy layout`, async () => {
+      const running = await boot(
+        appModule(
+          ApiKeysModule.forRoot(
+            moduleOptions({
+              legacyKeyLayouts: ["nestarc-v0"],
+              clientIpResolver: failing,
+              contextWriter: failing,
+            }),
+          ),
+        ),
+        platform,
+      );
+      try {
+        const { key } = await issue(running.service);
+        const response = await running.request("/open", { headers: withKey(key) });
+        assert.equal(response.status, 500);
+        for (const kind of [/clientIpResolver failed/, /contextWriter failed/]) {
+          assert.ok(logged.some((line) => kind.test(line)), `${kind}: ${logged.join("\n")}`);
+        }
+        assert.ok(logged.every((line) => !line.includes(legacy)), logged.join("\n"));
+      } finally {
+        await running.close();
+      }
+    });
+  }
+});
+
+/**
  * Outside HTTP (microservice, WebSocket, GraphQL) `switchToHttp().getRequest()` is the message
  * payload or the socket, not a request: the guard refuses the call before reading it, so a key
  * and an `ip` in a payload open nothing.
