@@ -970,6 +970,21 @@ describe("Responder: every meta feature, in both error formats", () => {
     ]);
   });
 
+  it("sends sort and filters only as plain objects: anything else is the mismatch, warned", () => {
+    const { responder: r, logs } = responder();
+    const plan = r.plan({ route: "A.b", sort: true, filter: true });
+    const reply = r.success(
+      { data: ["a"], sort: Object.assign([], { field: "id", order: "asc" }), filters: new Date(0) },
+      exchange("/"),
+      { plan },
+    );
+    assert.equal(bodyOf(reply.body).meta, undefined);
+    assert.deepEqual(logs.warnings.map((line) => line.split(" but ")[0]), [
+      "A.b: decorated for sort",
+      "A.b: decorated for filters",
+    ]);
+  });
+
   it("generates a UUID per request by default, under a custom header name when given", () => {
     const { responder: r } = responder({ requestId: true });
     const plan = r.plan({});

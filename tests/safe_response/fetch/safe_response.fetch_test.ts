@@ -2,6 +2,7 @@ import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { HttpException } from "@nestjs/common";
 import { ApiKeyError, ApiKeyStorageError, generateKey } from "../../../api_keys/mod.ts";
+import { isSuccess } from "../../../client/mod.ts";
 import {
   defineErrors,
   type I18nAdapter,
@@ -749,6 +750,26 @@ describe("createSafeFetch options", () => {
     await handler(at("/"));
     assert.equal(lines.length, 1);
     assert.match(lines[0], /^warn Items\.list: decorated for pagination/);
+  });
+
+  it("sends sort and filters only when a client's guards accept them, else warns", async () => {
+    const { safe, lines } = safeWith();
+    const handler = safe.route(
+      { sortMeta: true, filterMeta: true, route: "Items.list" },
+      () => ({
+        data: [1],
+        sort: Object.assign([], { field: "a", order: "asc" }),
+        filters: new Map([["a", 1]]),
+      }),
+    );
+    const { body } = await read(await handler(at("/")));
+    assert.equal(isSuccess(body), true);
+    assert.deepEqual(body.data, [1]);
+    assert.equal(body.meta, undefined);
+    assert.deepEqual(lines.map((line) => line.split(" but ")[0]), [
+      "warn Items.list: decorated for sort",
+      "warn Items.list: decorated for filters",
+    ]);
   });
 });
 
