@@ -622,7 +622,7 @@ export class Responder {
     }
     if (plan.filter) {
       if (isFilterMap(source?.filters)) (meta ??= {}).filters = source.filters;
-      else this.#mismatch(plan, "filters", "a `filters` object next to `data`");
+      else this.#mismatch(plan, "filters", "a plain `filters` object next to `data`");
     }
     if (plan.fieldSelection !== undefined) {
       const raw = queryParam(target, plan.fieldSelection.queryParam);
