@@ -27,7 +27,8 @@ import type {
 
 const isPagination = (value: unknown) => isOffsetPagination(value) || isCursorPagination(value);
 
-const isSortInfo = shape({ field: isString, order: oneOf("asc", "desc") });
+/** Whether a value is a well-formed `SortInfo` (internal). */
+export const isSortInfo = shape({ field: isString, order: oneOf("asc", "desc") });
 
 const isDeprecationMeta = shape({ deprecated: oneOf(true) }, {
   since: isString,

@@ -7,6 +7,7 @@
 import { callAppFunction } from "./_app_functions.ts";
 import { catalogErrorShape, type ErrorCatalog, isSafeException } from "./error_catalog.ts";
 import { LIBRARY_ERROR } from "./_library_error.ts";
+import { isPlainObject } from "./_plain_object.ts";
 import { fallbackErrorCode, isHttpStatus, lookupErrorCode, problemTitle } from "./http_status.ts";
 import { validationDetails, type ValidationDetailsMode } from "./validation_details.ts";
 
@@ -78,12 +79,6 @@ function ownCode(value: Bag): string | undefined {
 /** Nest 12's `errorCode` of an HTTP exception or its body (Nest 10 and 11 have none). */
 function errorCode(exception: Bag, from: Bag): string | undefined {
   return Object.hasOwn(exception, "errorCode") ? nonEmpty(from.errorCode) : undefined;
-}
-
-/** Whether `value` is a plain object (of any realm): no class instance, no `Error`. */
-function isPlainObject(value: Bag): boolean {
-  const prototype = Object.getPrototypeOf(value);
-  return prototype === null || Object.getPrototypeOf(prototype) === null;
 }
 
 function httpExceptionShape(

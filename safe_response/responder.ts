@@ -499,11 +499,9 @@ export class Responder {
       const message = this.#translate(resolved.message, exchange);
       const path = requestPath(exchange.target);
       if (settings.problemDetails !== undefined) {
-        const { baseUrl } = settings.problemDetails;
         headers.push(["Content-Type", PROBLEM_JSON_HEADER]);
         const body = buildProblemDetails({
-          type: phase.plan?.problemType ??
-            (baseUrl === undefined ? undefined : problemTypeUri(baseUrl, resolved.code)),
+          type: this.#problemType(phase, resolved.code),
           status: resolved.statusCode,
           code: resolved.code,
           detail: message,
@@ -527,13 +525,53 @@ export class Responder {
       return this.#reply(resolved.statusCode, headers, body, true);
     } catch (failure) {
       this.logThrown(failure);
-      const body = buildErrorBody({
-        statusCode: 500,
-        code: "INTERNAL_SERVER_ERROR",
-        message: problemTitle(500),
-      });
-      return this.#reply(500, [], body, true);
+      return this.#lastResort(exchange, phase);
     }
+  }
+
+  /**
+   * The generic 500 sent when the error reply could not be built: with the request id (header and
+   * body) when it can be had, as problem details with `problemDetails`, else (or when they fail too)
+   * the bare envelope. Never throws.
+   */
+  #lastResort(exchange: HttpExchange, phase: RequestPhase): Reply {
+    const code = "INTERNAL_SERVER_ERROR";
+    const message = problemTitle(500);
+    const headers: Array<[string, string]> = [];
+    let requestId: string | undefined;
+    try {
+      requestId = this.#addRequestId(headers, exchange);
+    } catch {
+      // no id to send: the reply goes without
+    }
+    if (this.settings.problemDetails !== undefined) {
+      try {
+        const body = buildProblemDetails({
+          type: this.#problemType(phase, code),
+          status: 500,
+          code,
+          detail: message,
+          instance: requestPath(exchange.target),
+          requestId,
+        });
+        return this.#reply(500, [...headers, ["Content-Type", PROBLEM_JSON_HEADER]], body, true);
+      } catch {
+        // the envelope below
+      }
+    }
+    return this.#reply(
+      500,
+      headers,
+      buildErrorBody({ statusCode: 500, code, message, requestId }),
+      true,
+    );
+  }
+
+  /** The problem-details `type` of an error of `code`: the route's, else under `baseUrl`, else none. */
+  #problemType(phase: RequestPhase, code: string): string | undefined {
+    const baseUrl = this.settings.problemDetails?.baseUrl;
+    return phase.plan?.problemType ??
+      (baseUrl === undefined ? undefined : problemTypeUri(baseUrl, code));
   }
 
   /** Adds the request-id header to `headers` unless the response has it; the id, if ids are on. */
@@ -584,7 +622,7 @@ export class Responder {
     }
     if (plan.filter) {
       if (isFilterMap(source?.filters)) (meta ??= {}).filters = source.filters;
-      else this.#mismatch(plan, "filters", "a `filters` object next to `data`");
+      else this.#mismatch(plan, "filters", "a plain `filters` object next to `data`");
     }
     if (plan.fieldSelection !== undefined) {
       const raw = queryParam(target, plan.fieldSelection.queryParam);

@@ -1,12 +1,27 @@
 /**
- * Shape checks of the `sort` and `filters` fields a handler returns.
+ * Shape checks of the `sort` and `filters` fields a handler returns: only what JSON sends as the
+ * object it is and the client's `hasSort`/`hasFilters` accept.
  *
  * @module
  */
 import type { SortInfo } from "../client/types.ts";
+import { isSortInfo as isSentSortInfo } from "../client/meta.ts";
+import { isPlainObject } from "./_plain_object.ts";
 
 /**
- * Whether `value` is a {@link SortInfo} (`field` string, `order` `asc`/`desc`).
+ * Whether JSON sends `value` as the object it is: a plain object (no array, class instance, `Date`,
+ * `Map`) without `toJSON`. Never throws.
+ */
+function isSentAsIs(value: unknown): value is Record<string, unknown> {
+  try {
+    return isPlainObject(value) && typeof value.toJSON !== "function";
+  } catch {
+    return false; // a getter that throws
+  }
+}
+
+/**
+ * Whether `value` is a {@link SortInfo} (`field` string, `order` `asc`/`desc`) in a plain object.
  * @example
  * ```ts
  * import { isSortInfo } from "@saferoute/api-kit/safe-response";
@@ -15,12 +30,10 @@ import type { SortInfo } from "../client/types.ts";
  * ```
  */
 export function isSortInfo(value: unknown): value is SortInfo {
-  if (typeof value !== "object" || value === null) return false;
-  const { field, order } = value as Record<string, unknown>;
-  return typeof field === "string" && (order === "asc" || order === "desc");
+  return isSentAsIs(value) && isSentSortInfo(value);
 }
 
-/** Whether `value` is a filter map (a non-array object). */
+/** Whether `value` is a filter map: a plain object. */
 export function isFilterMap(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
+  return isSentAsIs(value);
 }

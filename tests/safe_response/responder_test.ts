@@ -6,6 +6,7 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { generateKey } from "../../api_keys/mod.ts";
+import { isError, isProblemDetailsResponse } from "../../client/mod.ts";
 import { resolveDeprecation } from "../../safe_response/deprecation_headers.ts";
 import { defineErrors, SafeException } from "../../safe_response/error_catalog.ts";
 import type { SafeResponseModuleOptions } from "../../safe_response/options.ts";
@@ -484,6 +485,61 @@ describe("Responder.error", () => {
     });
     assert.ok(logs.errors.some((line) => line.includes("option `dateFormatter` threw")));
   });
+  /** Options whose error reply cannot be built: in the envelope its timestamp, in problem details its type URI. */
+  const UNBUILDABLE: Record<"envelope" | "problem details", SafeResponseModuleOptions> = {
+    envelope: {
+      timestamp: true,
+      dateFormatter: () => {
+        throw new Error("no clock");
+      },
+    },
+    "problem details": {
+      problemDetails: { baseUrl: "https://api.example.com/problems" },
+      errorCodeMapper: (_error, { defaultCode }) => `${defaultCode}\uD800`, // encodeURIComponent throws
+    },
+  };
+
+  for (const [format, options] of Object.entries(UNBUILDABLE)) {
+    it(`${format}: the last-resort 500 carries the request id, in the format's media type`, () => {
+      const { responder: r, logs } = responder({ ...options, requestId: true });
+      const missing = Object.assign(new Error("x"), {
+        getStatus: () => 404,
+        getResponse: () => "Not here",
+      });
+      const reply = r.error(missing, exchange("/items", { request: { "x-request-id": "req-1" } }));
+      assert.equal(logs.errors.length, 1);
+      assert.equal(reply.status, 500);
+      if (format === "envelope") {
+        assert.deepEqual(reply.headers, [["X-Request-Id", "req-1"]]);
+        assert.deepEqual(reply.body, {
+          success: false,
+          statusCode: 500,
+          requestId: "req-1",
+          error: { code: "INTERNAL_SERVER_ERROR", message: "Internal Server Error" },
+        });
+        assert.equal(isError(reply.body), true);
+      } else {
+        assert.deepEqual(reply.headers, [
+          ["X-Request-Id", "req-1"],
+          ["Content-Type", "application/problem+json; charset=utf-8"],
+        ]);
+        assert.deepEqual(reply.body, {
+          type: "https://api.example.com/problems/internal-server-error",
+          title: "Internal Server Error",
+          status: 500,
+          detail: "Internal Server Error",
+          instance: "/items",
+          code: "INTERNAL_SERVER_ERROR",
+          requestId: "req-1",
+        });
+        assert.equal(isProblemDetailsResponse(reply.body), true);
+      }
+      const echoed = r.error(missing, exchange("/", { response: { "x-request-id": "set" } }));
+      assert.deepEqual(echoed.headers.filter(([name]) => name === "X-Request-Id"), []);
+      assert.equal(bodyOf(echoed.body).requestId, "set", "the id already on the response");
+    });
+  }
+
   it("answers a generic 500 when dateFormatter or successCodeMapper returns a non-string", () => {
     const cases: Array<[string, SafeResponseModuleOptions]> = [
       ["dateFormatter", { timestamp: true, dateFormatter: () => 17 as unknown as string }],
@@ -964,6 +1020,21 @@ describe("Responder: every meta feature, in both error formats", () => {
       filters: { s: "on" },
     });
     r.success(["a"], exchange("/"), { plan });
+    assert.deepEqual(logs.warnings.map((line) => line.split(" but ")[0]), [
+      "A.b: decorated for sort",
+      "A.b: decorated for filters",
+    ]);
+  });
+
+  it("sends sort and filters only as plain objects: anything else is the mismatch, warned", () => {
+    const { responder: r, logs } = responder();
+    const plan = r.plan({ route: "A.b", sort: true, filter: true });
+    const reply = r.success(
+      { data: ["a"], sort: Object.assign([], { field: "id", order: "asc" }), filters: new Date(0) },
+      exchange("/"),
+      { plan },
+    );
+    assert.equal(bodyOf(reply.body).meta, undefined);
     assert.deepEqual(logs.warnings.map((line) => line.split(" but ")[0]), [
       "A.b: decorated for sort",
       "A.b: decorated for filters",

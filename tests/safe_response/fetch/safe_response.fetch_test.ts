@@ -2,6 +2,7 @@ import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { HttpException } from "@nestjs/common";
 import { ApiKeyError, ApiKeyStorageError, generateKey } from "../../../api_keys/mod.ts";
+import { isError, isProblemDetailsResponse, isSuccess } from "../../../client/mod.ts";
 import {
   defineErrors,
   type I18nAdapter,
@@ -489,6 +490,48 @@ describe("createSafeFetch route: errors", () => {
     assert.equal(status, 500);
     assert.ok(!JSON.stringify(body).includes("secret"));
   });
+
+  it("sends the request id and the format's media type on the 500 of an error reply that cannot be built", async () => {
+    const unbuildable: Array<[string, SafeFetchOptions]> = [
+      ["envelope", {
+        timestamp: true,
+        dateFormatter: () => {
+          throw new Error("no clock");
+        },
+      }],
+      ["problem details", {
+        problemDetails: { baseUrl: "https://api.example.com/problems" },
+        errorCodeMapper: (_error, { defaultCode }) => `${defaultCode}\uD800`, // not a URI
+      }],
+    ];
+    for (const [format, options] of unbuildable) {
+      const { safe, lines } = safeWith({ ...options, requestId: true });
+      const handler = safe.route({}, () => {
+        throw new HttpException("Not here", 404);
+      });
+      for (const incoming of ["req-1", undefined]) {
+        const headers: HeadersInit = incoming === undefined ? {} : { "x-request-id": incoming };
+        const response = await read(await handler(at("/items", { headers })));
+        assert.equal(response.status, 500, format);
+        const id = response.headers.get("x-request-id");
+        assert.equal(id, incoming ?? response.body.requestId, format);
+        assert.equal(typeof response.body.requestId, "string", format);
+        assert.equal(response.body.requestId, id, format);
+        if (format === "envelope") {
+          assert.equal(response.headers.get("content-type"), "application/json");
+          assert.equal(isError(response.body), true);
+        } else {
+          assert.equal(
+            response.headers.get("content-type"),
+            "application/problem+json; charset=utf-8",
+          );
+          assert.equal(isProblemDetailsResponse(response.body), true);
+          assert.equal(response.body.code, "INTERNAL_SERVER_ERROR");
+        }
+      }
+      assert.equal(lines.length, 2, format); // each failure logged
+    }
+  });
 });
 
 describe("createSafeFetch errorResponse", () => {
@@ -749,6 +792,26 @@ describe("createSafeFetch options", () => {
     await handler(at("/"));
     assert.equal(lines.length, 1);
     assert.match(lines[0], /^warn Items\.list: decorated for pagination/);
+  });
+
+  it("sends sort and filters only when a client's guards accept them, else warns", async () => {
+    const { safe, lines } = safeWith();
+    const handler = safe.route(
+      { sortMeta: true, filterMeta: true, route: "Items.list" },
+      () => ({
+        data: [1],
+        sort: Object.assign([], { field: "a", order: "asc" }),
+        filters: new Map([["a", 1]]),
+      }),
+    );
+    const { body } = await read(await handler(at("/")));
+    assert.equal(isSuccess(body), true);
+    assert.deepEqual(body.data, [1]);
+    assert.equal(body.meta, undefined);
+    assert.deepEqual(lines.map((line) => line.split(" but ")[0]), [
+      "warn Items.list: decorated for sort",
+      "warn Items.list: decorated for filters",
+    ]);
   });
 });
 

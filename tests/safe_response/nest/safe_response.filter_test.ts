@@ -24,6 +24,7 @@ import {
 } from "@nestjs/common";
 import { DocumentBuilder, SwaggerModule } from "@nestjs/swagger";
 import { lastValueFrom } from "rxjs";
+import { isError, isProblemDetailsResponse } from "../../../client/mod.ts";
 import { defineErrors, resolveSettings, Responder } from "../../../safe_response/mod.ts";
 import {
   Deprecated,
@@ -273,6 +274,64 @@ for (const adapter of ADAPTERS) {
         assert.ok(!logger.entries.some((entry) => entry.message.includes(LEGACY_KEY)));
       } finally {
         await close();
+      }
+    });
+  });
+}
+
+/** A module whose error reply cannot be built: in the envelope its timestamp, in problem details its type URI. */
+function unbuildableModule(problemDetails: boolean) {
+  @Module({
+    imports: [
+      SafeResponseModule.register(
+        problemDetails
+          ? {
+            requestId: true,
+            problemDetails: { baseUrl: "https://api.example.com/problems" },
+            errorCodeMapper: (_error, { defaultCode }) => `${defaultCode}\uD800`, // not a URI
+          }
+          : {
+            requestId: true,
+            timestamp: true,
+            dateFormatter: () => {
+              throw new Error("no clock");
+            },
+          },
+      ),
+    ],
+    controllers: [ProblemController],
+  })
+  class UnbuildableModule {}
+  return UnbuildableModule;
+}
+
+for (const adapter of ADAPTERS) {
+  describe(`the filter's last-resort 500 (${adapter})`, () => {
+    it("carries the request id, in header and body, and the format's media type", async () => {
+      for (const problemDetails of [false, true]) {
+        const logger = new CapturingLogger();
+        const { url, close } = await boot(unbuildableModule(problemDetails), adapter, { logger });
+        try {
+          for (const path of ["/p/missing", "/no/route"]) {
+            const { status, headers, body } = await getJson(url, path, {
+              headers: { "x-request-id": "req-1" },
+            });
+            const label = `${problemDetails ? "problem details" : "envelope"} ${path}`;
+            assert.equal(status, 500, label);
+            assert.equal(headers.get("x-request-id"), "req-1", label);
+            assert.equal(body.requestId, "req-1", label);
+            if (problemDetails) {
+              assert.equal(headers.get("content-type"), PROBLEM_JSON, label);
+              assert.equal(isProblemDetailsResponse(body), true, label);
+            } else {
+              assert.match(headers.get("content-type") ?? "", /^application\/json/, label);
+              assert.equal(isError(body), true, label);
+            }
+          }
+          assert.equal(logger.find("error", problemDetails ? "URI" : "no clock").length, 2);
+        } finally {
+          await close();
+        }
       }
     });
   });
