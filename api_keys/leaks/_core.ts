@@ -11,6 +11,7 @@ import { serviceHooks } from "../_service_hooks.ts";
 import { checkedClock } from "../_input.ts";
 import type { ApiKeyEvent } from "../events.ts";
 import type { ApiKeyContext } from "../types.ts";
+import { MAX_TIMER_MS } from "../../telemetry/_timer.ts";
 
 /** The checked common options of a handler. */
 export interface LeakCore {
@@ -49,13 +50,27 @@ export function optionalFunction(value: unknown, label: string): void {
   }
 }
 
-/** `value` when it is a positive safe integer, `fallback` when omitted; else a `TypeError`. */
-export function positiveInteger(value: unknown, fallback: number, label: string): number {
+/**
+ * `value` when it is a safe integer from 1 to `max`, `fallback` when omitted;
+ * else a `TypeError` naming `label`.
+ */
+export function positiveInteger(
+  value: unknown,
+  fallback: number,
+  label: string,
+  max: number = Number.MAX_SAFE_INTEGER,
+): number {
   if (value === undefined) return fallback;
   if (!Number.isSafeInteger(value) || (value as number) < 1) {
     throw new TypeError(`${label} must be a positive integer`);
   }
+  if ((value as number) > max) throw new TypeError(`${label} must be at most ${max}`);
   return value as number;
+}
+
+/** `positiveInteger` of an option a timer arms: at most `MAX_TIMER_MS`. */
+export function timerMs(value: unknown, fallback: number, label: string): number {
+  return positiveInteger(value, fallback, label, MAX_TIMER_MS);
 }
 
 /** Most key ids remembered as claimed per service (the oldest is forgotten first). */

@@ -8,6 +8,7 @@ import {
   optionalFunction,
   positiveInteger,
   revokeExposedKey,
+  timerMs,
 } from "../../../api_keys/leaks/_core.ts";
 import { type ApiKeyStorage, generateKey, InMemoryApiKeyStorage } from "../../../api_keys/mod.ts";
 import { makeService, overrideStorage, READ_ORDERS } from "../helpers.ts";
@@ -29,6 +30,11 @@ describe("leak core", () => {
     for (const bad of [0, -1, 1.5, "3"]) {
       assert.throws(() => positiveInteger(bad, 7, "n"), /^TypeError: n /);
     }
+    assert.equal(positiveInteger(9, 7, "n", 9), 9);
+    assert.throws(() => positiveInteger(10, 7, "n", 9), /^TypeError: n must be at most 9$/);
+    assert.equal(timerMs(undefined, 7, "t"), 7);
+    assert.equal(timerMs(2 ** 31 - 1, 7, "t"), 2 ** 31 - 1);
+    assert.throws(() => timerMs(2 ** 31, 7, "t"), /^TypeError: t must be at most 2147483647$/);
     optionalFunction(undefined, "f");
     assert.throws(() => optionalFunction(1, "f"), /f must be a function/);
     assert.throws(() => compileLeakCore(null as never, "Opts"), /Opts must be an object/);
