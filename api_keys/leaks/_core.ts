@@ -26,8 +26,15 @@ export interface LeakCore {
   emitEvent: Dispatch<ApiKeyEvent> | undefined;
   /** The service's verify of a reported key, which records no use. */
   verifyReported: (rawKey: string) => Promise<ApiKeyContext>;
-  /** The service's revoke that calls back only when it won. */
-  revokeReported: (keyId: string, onRevoked: () => void) => Promise<void>;
+  /**
+   * The service's revoke that calls back only when it won, and with its
+   * write's settling when the write is still pending at the storage deadline.
+   */
+  revokeReported: (
+    keyId: string,
+    onRevoked: () => void,
+    onLate: (settled: Promise<void>) => void,
+  ) => Promise<void>;
   /** Key ids this process claimed for a report (see `revokeExposedKey`), shared per service. */
   claims: Claims;
   /** `onExposed` behind a dispatcher that contains its failures. */
@@ -181,13 +188,26 @@ export async function revokeExposedKey(
     core.emitEvent?.(event);
     core.emitExposed?.(event);
   };
-  const revoking = core.revokeReported(context.keyId, exposed);
-  claims.set(context.keyId, revoking);
+  const { keyId } = context;
+  // Set when the write is still pending at the storage deadline: it may land yet.
+  let late: Promise<void> | undefined;
+  const revoking = core.revokeReported(keyId, exposed, (settled) => late = settled);
+  claims.set(keyId, revoking);
   try {
     await revoking;
   } catch (error) {
-    // Another report may claim it again: this one revoked nothing.
-    if (claims.get(context.keyId) === revoking) claims.delete(context.keyId);
+    if (late === undefined) {
+      // Another report may claim it again: this one revoked nothing.
+      if (claims.get(keyId) === revoking) claims.delete(keyId);
+    } else {
+      // Until the write settles, a report of the key shares this failure (no second revoke,
+      // no second api_key.exposed); then one finds it revoked, or claims it again.
+      void late.then(() => {
+        if (claims.get(keyId) !== revoking) return;
+        if (revoked) claims.set(keyId, Promise.resolve());
+        else claims.delete(keyId);
+      });
+    }
     if (recordGone(error)) return "known";
     throw error;
   }
