@@ -338,10 +338,17 @@ export class ManageFlow {
 
   /**
    * See `ApiKeysService.revoke`; `onRevoked` runs only when this call revoked
-   * the key, right before `api_key.revoked`.
+   * the key, right before `api_key.revoked`; `onLate` gets, when the write is
+   * still pending at the storage deadline (this call then rejects), a promise
+   * that resolves once it settles (after `onRevoked` if it revoked).
    */
-  revoke(id: string, onRevoked?: () => void, context?: AuditContext): Promise<void> {
-    return this.#revoke(undefined, id, onRevoked, context);
+  revoke(
+    id: string,
+    onRevoked?: () => void,
+    context?: AuditContext,
+    onLate?: (settled: Promise<void>) => void,
+  ): Promise<void> {
+    return this.#revoke(undefined, id, onRevoked, context, onLate);
   }
 
   /** See `ApiKeysService.revokeForTenant`. */
@@ -355,6 +362,7 @@ export class ManageFlow {
     id: string,
     onRevoked: (() => void) | undefined,
     context: AuditContext | undefined,
+    onLate?: (settled: Promise<void>) => void,
   ): Promise<void> {
     const s = this.#s;
     if (tenantId !== undefined) requireTenantId(tenantId);
@@ -385,10 +393,11 @@ export class ManageFlow {
         environment: record.environment,
       });
     };
+    const late = { answer: wrote, pending: onLate };
     wrote(
       await (tenantId === undefined
-        ? s.storage.revoke(id, now, audit, wrote)
-        : s.storage.revokeForTenant(tenantId, id, now, audit, wrote)),
+        ? s.storage.revoke(id, now, audit, late)
+        : s.storage.revokeForTenant(tenantId, id, now, audit, late)),
     );
   }
 

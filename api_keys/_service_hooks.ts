@@ -37,8 +37,16 @@ export interface ServiceHooks {
   layouts: KeyLayouts;
   /** Verifies a reported key, recording no use (the verify flow's `verifyReported`). */
   verifyReported: (rawKey: string) => Promise<ApiKeyContext>;
-  /** `revoke(keyId)`, calling `onRevoked` only when this call revoked the key, before `api_key.revoked`. */
-  revokeReported: (keyId: string, onRevoked: () => void) => Promise<void>;
+  /**
+   * `revoke(keyId)`, calling `onRevoked` only when this call revoked the key,
+   * before `api_key.revoked`, and `onLate` when its write is still pending at
+   * the storage deadline (see `ManageFlow.revoke`).
+   */
+  revokeReported: (
+    keyId: string,
+    onRevoked: () => void,
+    onLate?: (settled: Promise<void>) => void,
+  ) => Promise<void>;
   /** The service's wall clock. */
   clock: () => Date;
   /** Whether the service's TTL policy allows a key living that long (`null`: without expiry). */

@@ -31,6 +31,7 @@ import { HashUpgrade, validateRetiredVersions } from "./verify/_legacy.ts";
 import type { ApiKeyTaps } from "../telemetry/_taps.ts";
 import { createDispatcher, type Dispatch, warnOnce } from "./_sinks.ts";
 import { callDetached } from "../telemetry/_detached.ts";
+import { MAX_TIMER_MS } from "../telemetry/_timer.ts";
 import { StorageAccess } from "./storage/_access.ts";
 import { allowsLifetime, compileTtlPolicy, type ExpiryResolver } from "./_ttl_policy.ts";
 import type { ApiKeysServiceOptions, ApiKeyVerificationCacheOptions } from "./service_options.ts";
@@ -51,9 +52,6 @@ const DEFAULT_DEBOUNCE_MS = 60_000;
 export const DEFAULT_STORAGE_TIMEOUT_MS = 5_000;
 const DEFAULT_CACHE_TTL_MS = 30_000;
 const DEFAULT_CACHE_MAX_ENTRIES = 10_000;
-
-/** Longest timer delay: a longer `setTimeout` fires at once. */
-const MAX_TIMER_MS = 2 ** 31 - 1;
 
 const PREFIX = "ApiKeysServiceOptions.";
 const FUNCTION_OPTIONS = [

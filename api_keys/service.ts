@@ -148,8 +148,8 @@ export class ApiKeysService {
       emitEvent: settings.emitEvent,
       layouts: settings.layouts,
       verifyReported: (rawKey) => this.#verify.use((flow) => flow.verifyReported(rawKey)),
-      revokeReported: (keyId, onRevoked) =>
-        this.#manage.use((flow) => flow.revoke(keyId, onRevoked, { actor: "leak-report" })),
+      revokeReported: (keyId, onRevoked, onLate) =>
+        this.#manage.use((flow) => flow.revoke(keyId, onRevoked, { actor: "leak-report" }, onLate)),
       clock: settings.clock,
       allowsLifetime: settings.allowsLifetime,
       defaultLifetimeMs: settings.defaultLifetimeMs,

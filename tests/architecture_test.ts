@@ -215,7 +215,7 @@ describe("architecture", () => {
     });
   }
 
-  it("only ./telemetry imports @opentelemetry/api (an optional peer); its taps, error names, detached calls and text rule import nothing", () => {
+  it("only ./telemetry imports @opentelemetry/api (an optional peer); its taps, error names, detached calls, text rule and timer bound import nothing", () => {
     const importers = LIBRARY_FILES.filter((file) =>
       importsOf(file).some((s) => s.startsWith("@opentelemetry/"))
     );
@@ -224,6 +224,7 @@ describe("architecture", () => {
     assert.deepEqual(importsOf("telemetry/_error_name.ts"), []);
     assert.deepEqual(importsOf("telemetry/_detached.ts"), []);
     assert.deepEqual(importsOf("telemetry/_text.ts"), []);
+    assert.deepEqual(importsOf("telemetry/_timer.ts"), []);
   });
 
   it("only ./safe-response/openapi imports @nestjs/swagger (an optional peer)", () => {
@@ -281,12 +282,12 @@ describe("architecture", () => {
     assert.deepEqual(noble, ["api_keys/hasher.ts", "api_keys/sha256_hasher.ts"]);
   });
 
-  it("the rate-limits core imports only its own files (and the telemetry leaves: taps, error names, detached calls, the text rule), and its stores only the core", () => {
+  it("the rate-limits core imports only its own files (and the telemetry leaves: taps, error names, detached calls, the text rule, the timer bound), and its stores only the core (and the timer bound)", () => {
     for (const file of sourceFiles("rate_limits/")) {
       for (const specifier of importsOf(file)) {
         assert.match(
           specifier,
-          /^(\.\/[\w.]+|\.\.\/telemetry\/_(taps|error_name|detached|text))\.ts$/,
+          /^(\.\/[\w.]+|\.\.\/telemetry\/_(taps|error_name|detached|text|timer))\.ts$/,
           file,
         );
       }
@@ -298,10 +299,10 @@ describe("architecture", () => {
           // and the split by kind, the window rule's sub-bucket count, the refill parameters, the
           // mark of answers the limiter hands on, the hex digest (a Redis script's SHA-1), the
           // options rule (unknown options and non-boolean flags refused) and the subject rule (a
-          // Redis prefix holds no brace).
+          // Redis prefix holds no brace), and the longest delay a timer arms.
           assert.match(
             specifier,
-            /^(\.\/[\w.]+|\.\.\/(store|policy|credits|_clock|_remote|_window|_refill|_well_formed|_hex_digest|_options|_checks))\.ts$/,
+            /^(\.\/[\w.]+|\.\.\/(store|policy|credits|_clock|_remote|_window|_refill|_well_formed|_hex_digest|_options|_checks)|\.\.\/\.\.\/telemetry\/_timer)\.ts$/,
             file,
           );
         }

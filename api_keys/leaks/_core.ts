@@ -11,6 +11,7 @@ import { serviceHooks } from "../_service_hooks.ts";
 import { checkedClock } from "../_input.ts";
 import type { ApiKeyEvent } from "../events.ts";
 import type { ApiKeyContext } from "../types.ts";
+import { MAX_TIMER_MS } from "../../telemetry/_timer.ts";
 
 /** The checked common options of a handler. */
 export interface LeakCore {
@@ -25,8 +26,15 @@ export interface LeakCore {
   emitEvent: Dispatch<ApiKeyEvent> | undefined;
   /** The service's verify of a reported key, which records no use. */
   verifyReported: (rawKey: string) => Promise<ApiKeyContext>;
-  /** The service's revoke that calls back only when it won. */
-  revokeReported: (keyId: string, onRevoked: () => void) => Promise<void>;
+  /**
+   * The service's revoke that calls back only when it won, and with its
+   * write's settling when the write is still pending at the storage deadline.
+   */
+  revokeReported: (
+    keyId: string,
+    onRevoked: () => void,
+    onLate: (settled: Promise<void>) => void,
+  ) => Promise<void>;
   /** Key ids this process claimed for a report (see `revokeExposedKey`), shared per service. */
   claims: Claims;
   /** `onExposed` behind a dispatcher that contains its failures. */
@@ -49,13 +57,27 @@ export function optionalFunction(value: unknown, label: string): void {
   }
 }
 
-/** `value` when it is a positive safe integer, `fallback` when omitted; else a `TypeError`. */
-export function positiveInteger(value: unknown, fallback: number, label: string): number {
+/**
+ * `value` when it is a safe integer from 1 to `max`, `fallback` when omitted;
+ * else a `TypeError` naming `label`.
+ */
+export function positiveInteger(
+  value: unknown,
+  fallback: number,
+  label: string,
+  max: number = Number.MAX_SAFE_INTEGER,
+): number {
   if (value === undefined) return fallback;
   if (!Number.isSafeInteger(value) || (value as number) < 1) {
     throw new TypeError(`${label} must be a positive integer`);
   }
+  if ((value as number) > max) throw new TypeError(`${label} must be at most ${max}`);
   return value as number;
+}
+
+/** `positiveInteger` of an option a timer arms: at most `MAX_TIMER_MS`. */
+export function timerMs(value: unknown, fallback: number, label: string): number {
+  return positiveInteger(value, fallback, label, MAX_TIMER_MS);
 }
 
 /** Most key ids remembered as claimed per service (the oldest is forgotten first). */
@@ -166,13 +188,26 @@ export async function revokeExposedKey(
     core.emitEvent?.(event);
     core.emitExposed?.(event);
   };
-  const revoking = core.revokeReported(context.keyId, exposed);
-  claims.set(context.keyId, revoking);
+  const { keyId } = context;
+  // Set when the write is still pending at the storage deadline: it may land yet.
+  let late: Promise<void> | undefined;
+  const revoking = core.revokeReported(keyId, exposed, (settled) => late = settled);
+  claims.set(keyId, revoking);
   try {
     await revoking;
   } catch (error) {
-    // Another report may claim it again: this one revoked nothing.
-    if (claims.get(context.keyId) === revoking) claims.delete(context.keyId);
+    if (late === undefined) {
+      // Another report may claim it again: this one revoked nothing.
+      if (claims.get(keyId) === revoking) claims.delete(keyId);
+    } else {
+      // Until the write settles, a report of the key shares this failure (no second revoke,
+      // no second api_key.exposed); then one finds it revoked, or claims it again.
+      void late.then(() => {
+        if (claims.get(keyId) !== revoking) return;
+        if (revoked) claims.set(keyId, Promise.resolve());
+        else claims.delete(keyId);
+      });
+    }
     if (recordGone(error)) return "known";
     throw error;
   }

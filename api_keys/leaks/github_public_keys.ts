@@ -6,7 +6,7 @@
  * @module
  */
 import { importP256PublicKeyPem } from "./_ecdsa_signature.ts";
-import { optionalFunction, positiveInteger } from "./_core.ts";
+import { optionalFunction, positiveInteger, timerMs } from "./_core.ts";
 
 /** GitHub's meta endpoint of the secret-scanning public keys. */
 export const GITHUB_SECRET_SCANNING_KEYS_URL =
@@ -60,7 +60,7 @@ export interface GitHubSecretScanningKeyResolverOptions {
    * past it, lookups reject (the handler answers 503).
    */
   maxStaleMs?: number;
-  /** Deadline of one fetch, body included, in ms (default 5,000). */
+  /** Deadline of one fetch, body included, in ms (default 5,000; at most 2147483647). */
   timeoutMs?: number;
   /** Monotonic clock in ms (default `performance.now`). */
   monotonicClock?: () => number;
@@ -189,7 +189,7 @@ export function githubSecretScanningKeyResolver(
     60_000,
     `${label}.minRefreshIntervalMs`,
   );
-  const timeoutMs = positiveInteger(options.timeoutMs, 5_000, `${label}.timeoutMs`);
+  const timeoutMs = timerMs(options.timeoutMs, 5_000, `${label}.timeoutMs`);
   const maxStaleMs = positiveInteger(
     options.maxStaleMs,
     Math.max(86_400_000, ttlMs),

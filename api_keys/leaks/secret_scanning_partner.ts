@@ -16,6 +16,7 @@ import {
   jsonResponse,
   positiveInteger,
   revokeExposedKey,
+  timerMs,
 } from "./_core.ts";
 import {
   fixedKeyResolver,
@@ -55,8 +56,8 @@ export interface SecretScanningPartnerOptions extends LeakedKeyHandlerOptions {
   /** Tokens verified and revoked at once (default 8). */
   concurrency?: number;
   /**
-   * Time for all tokens, in ms (default 25,000, under GitHub's 30 s): past it
-   * the answer is 503 and GitHub retries (replays are safe).
+   * Time for all tokens, in ms (default 25,000, under GitHub's 30 s; at most
+   * 2147483647): past it the answer is 503 and GitHub retries (replays are safe).
    */
   deadlineMs?: number;
 }
@@ -201,7 +202,7 @@ export function createSecretScanningPartnerHandler(
   );
   const maxBodyBytes = positiveInteger(options.maxBodyBytes, 1 << 20, `${label}.maxBodyBytes`);
   const concurrency = positiveInteger(options.concurrency, 8, `${label}.concurrency`);
-  const deadlineMs = positiveInteger(options.deadlineMs, 25_000, `${label}.deadlineMs`);
+  const deadlineMs = timerMs(options.deadlineMs, 25_000, `${label}.deadlineMs`);
 
   /** Verifies and revokes every match; null when one failed or the deadline passed. */
   async function processAll(matches: Match[]): Promise<ExposureOutcome[] | null> {

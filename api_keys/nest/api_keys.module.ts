@@ -20,6 +20,7 @@ import type { ApiKeysServiceOptions } from "../service_options.ts";
 import type { ApiKeyChangeFeed } from "../change_feed.ts";
 import { refuseUnknownOptions } from "../_options.ts";
 import { SERVICE_OPTIONS } from "../_settings.ts";
+import { MAX_TIMER_MS } from "../../telemetry/_timer.ts";
 import type { ApiKeyStorage } from "../storage/types.ts";
 import {
   API_KEYS_CLIENT_IP_RESOLVER,
@@ -78,9 +79,6 @@ export interface ApiKeysModuleAsyncOptions {
   // deno-lint-ignore no-explicit-any
   useFactory: (...args: any[]) => ApiKeysModuleOptions | Promise<ApiKeysModuleOptions>;
 }
-
-/** Longest timer delay: a longer `setInterval` fires at once. */
-const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /**
  * The interval of the `expiryNotices` option: one run at a time; a closing

@@ -44,8 +44,16 @@ type Answers = typeof import("./_answers.ts");
 /** How a call's answer is read: the reader picked from the checks (loaded by then). */
 type Reader<T> = (answers: Answers) => (value: unknown) => T;
 
-/** What gets the answer of a write that completed after the deadline rejected its call. */
-export type Late<T> = (answer: T) => void;
+/** What hears of a write still pending when the deadline rejected its call. */
+export interface Late<T> {
+  /** Gets the answer of the write if it completes. */
+  answer: (value: T) => void;
+  /**
+   * Called at the deadline, before the call rejects, with a promise that
+   * resolves once the write settles, completed (after `answer`) or failed.
+   */
+  pending?: (settled: Promise<void>) => void;
+}
 
 let answers: Answers | undefined;
 let loadingAnswers: Promise<Answers> | undefined;
@@ -744,8 +752,8 @@ export class StorageAccess {
   /**
    * Writes `revokedAt`: through `markRevokedIfActive` when the storage has it,
    * answering whether this call revoked the key; else `markRevoked`, always
-   * `true`. Past the deadline it rejects, and `late` gets that answer if the
-   * write still completes.
+   * `true`. Past the deadline it rejects, and `late` hears of the write (see
+   * `withDeadline`).
    */
   revoke(id: string, at: Date, audit?: AuditAppend, late?: Late<boolean>): Promise<boolean> {
     const markRevokedIfActive = this.#markRevokedIfActive;
@@ -878,9 +886,10 @@ export class StorageAccess {
   /**
    * Runs `call` under the storage deadline, rejecting with `Error(<what>
    * deadline exceeded)` past it; a synchronous throw is a rejection. The
-   * deadline does not cancel the call: `late` gets the value of one that
-   * resolves after the deadline rejected (its throw is warned about once, a
-   * late rejection dropped).
+   * deadline does not cancel the call: `late.pending` gets, at the deadline,
+   * its settling, and `late.answer` the value of one that resolves after the
+   * deadline rejected (its throw is warned about once, a late rejection
+   * dropped).
    */
   async withDeadline<T>(
     what: string,
@@ -889,17 +898,19 @@ export class StorageAccess {
   ): Promise<T> {
     let timer: ReturnType<typeof setTimeout> | undefined;
     let expired = false;
+    let settled: Promise<void> | undefined;
     try {
       const deadline = new Promise<never>((_, reject) => {
         timer = setTimeout(() => {
           expired = true;
+          if (settled !== undefined) late?.pending?.(settled);
           reject(new Error(`${what} deadline exceeded`));
         }, this.#timeoutMs);
       });
       const pending = call();
       if (late !== undefined) {
-        Promise.resolve(pending).then(
-          (value) => expired && callDetached(late, [value], this.#lateFailed),
+        settled = Promise.resolve(pending).then(
+          (value) => void (expired && callDetached(late.answer, [value], this.#lateFailed)),
           () => {},
         );
       }
@@ -911,8 +922,8 @@ export class StorageAccess {
 
   /**
    * Runs `call` under the deadline and reads its answer; any failure is an
-   * `ApiKeyStorageError`. `late` gets the answer, read, of a call that
-   * resolves after the deadline (see `withDeadline`).
+   * `ApiKeyStorageError`. `late` hears of a call still pending at the
+   * deadline, its answer read (see `withDeadline`).
    */
   async #call<T>(
     operation: string,
@@ -922,8 +933,9 @@ export class StorageAccess {
   ): Promise<T> {
     try {
       const reader = read(answers ?? await loadAnswers()); // before the call: a failed load writes nothing
-      const lateAnswer = late && ((value: unknown) => late(reader(value)));
-      return reader(await this.withDeadline("storage", call, lateAnswer));
+      const lateRead = late &&
+        { answer: (value: unknown) => late.answer(reader(value)), pending: late.pending };
+      return reader(await this.withDeadline("storage", call, lateRead));
     } catch (error) {
       throw toStorageError(operation, error);
     }

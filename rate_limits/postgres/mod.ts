@@ -55,6 +55,7 @@ import { refillParams } from "../_refill.ts";
 import { createClockOffset } from "../_clock.ts";
 import { byKind, reportErrors } from "../_remote.ts";
 import { assertKnownOptions, optionalBoolean } from "../_options.ts";
+import { MAX_TIMER_MS } from "../../telemetry/_timer.ts";
 
 /** A named (prepared) statement, as `pg`'s `query` takes it. */
 export interface PostgresNamedQuery {
@@ -234,8 +235,6 @@ const DELETE_SQL = "WITH d AS (DELETE FROM rate_limit_buckets WHERE expires_at <
 const GIVE_UP_MS = 2_000;
 /** A statement's deadline when it has none of its own: the longest a limiter waits (`timeoutMs`). */
 const LONGEST_WAIT_MS = 60_000;
-/** The longest wait a timer can arm (past it, Node and Deno fire it at once). */
-const LONGEST_TIMER_MS = 2 ** 31 - 1;
 /** The functions each migration adds, by migration (what `ready()` looks for). */
 const MIGRATIONS: [string, string[]][] = [
   ["0009_credit_balances", ["credit_change", "credit_lock", "credit_refill", "credit_period"]],
@@ -423,7 +422,7 @@ export function createPostgresRateLimitStore(
     deadline = Date.now() + LONGEST_WAIT_MS,
   ) => {
     const giveUp = Number.isFinite(deadline)
-      ? Math.min(Math.max(deadline - Date.now(), 0) + GIVE_UP_MS, LONGEST_TIMER_MS)
+      ? Math.min(Math.max(deadline - Date.now(), 0) + GIVE_UP_MS, MAX_TIMER_MS)
       : undefined;
     try {
       if (!prepared) return pool.query(text, values); // SQL text only: the pool's own timeout

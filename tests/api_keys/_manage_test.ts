@@ -735,6 +735,44 @@ describe("a revoke that commits after the storage deadline", () => {
     }
     assert.equal(called, 1);
   });
+
+  it("a leak report's revoke hears of its write pending at the deadline, settled after onRevoked when it lands, also when it fails; not of one on time", async () => {
+    for (const then of ["lands", "fails"] as const) {
+      const inner = new InMemoryApiKeyStorage();
+      let release!: () => void;
+      const open = new Promise<void>((resolve) => release = resolve);
+      const storage = overrideStorage(inner, {
+        markRevoked: async (...args: Parameters<InMemoryApiKeyStorage["markRevoked"]>) => {
+          await open;
+          if (then === "fails") throw new Error("storage down");
+          return inner.markRevoked(...args);
+        },
+      });
+      const { service } = makeService({ storage, storageTimeoutMs: 30 });
+      const { id } = await service.create({ tenantId: "t", name: "n", scopes: READ_ORDERS });
+      const heard: string[] = [];
+      let settled: Promise<void> | undefined;
+      await assert.rejects(
+        serviceHooks(service)!.revokeReported(id, () => void heard.push("revoked"), (late) => {
+          heard.push("late");
+          settled = late;
+        }),
+        ApiKeyStorageError,
+      );
+      assert.deepEqual(heard, ["late"], then);
+      release();
+      await settled!.then(() => heard.push("settled"));
+      assert.deepEqual(
+        heard,
+        then === "lands" ? ["late", "revoked", "settled"] : ["late", "settled"],
+      );
+    }
+    const { service } = makeService();
+    const { id } = await service.create({ tenantId: "t", name: "n", scopes: READ_ORDERS });
+    let late = false;
+    await serviceHooks(service)!.revokeReported(id, () => {}, () => late = true);
+    assert.equal(late, false);
+  });
 });
 
 describe("the two flows over one settings object", () => {

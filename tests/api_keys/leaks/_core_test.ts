@@ -8,9 +8,11 @@ import {
   optionalFunction,
   positiveInteger,
   revokeExposedKey,
+  timerMs,
 } from "../../../api_keys/leaks/_core.ts";
 import { type ApiKeyStorage, generateKey, InMemoryApiKeyStorage } from "../../../api_keys/mod.ts";
 import { makeService, overrideStorage, READ_ORDERS } from "../helpers.ts";
+import { eventually } from "../../eventually.ts";
 
 /** `inner` without its capabilities, `findById` (read by revoke) slowed so reports overlap. */
 function slowRevokes(inner: InMemoryApiKeyStorage): ApiKeyStorage {
@@ -22,6 +24,38 @@ function slowRevokes(inner: InMemoryApiKeyStorage): ApiKeyStorage {
   });
 }
 
+/**
+ * A key reported once on a storage without its capabilities whose first `markRevoked` waits for
+ * `settle()`, then `lands` (writes) or `fails`: that report has failed at the storage deadline;
+ * `writes()` counts the `markRevoked` calls.
+ */
+async function reportedPastDeadline(then: "lands" | "fails") {
+  const inner = new InMemoryApiKeyStorage();
+  let settle!: () => void;
+  const gate = new Promise<void>((resolve) => settle = resolve);
+  let writes = 0;
+  const storage = overrideStorage(inner, {
+    markRevoked: async (...args: Parameters<InMemoryApiKeyStorage["markRevoked"]>) => {
+      if (writes++ === 0) {
+        await gate;
+        if (then === "fails") throw new Error("storage down");
+      }
+      return inner.markRevoked(...args);
+    },
+  });
+  const { service, events } = makeService({ storage, cache: false, storageTimeoutMs: 30 });
+  const { key } = await service.create({ tenantId: "t1", name: "k", scopes: READ_ORDERS });
+  events.length = 0;
+  const core = compileLeakCore({ service }, "O");
+  await assert.rejects(revokeExposedKey(core, key, "content", null), UNAVAILABLE);
+  // GitHub's retry, or a public report, before the write settles: the key is still active.
+  await assert.rejects(revokeExposedKey(core, key, "public_report", null), UNAVAILABLE);
+  return { core, key, events, writes: () => writes, settle };
+}
+
+/** A report's failure on a storage failure (the handlers answer 503). */
+const UNAVAILABLE = /API key storage is unavailable/;
+
 describe("leak core", () => {
   it("checks options, naming them", () => {
     assert.equal(positiveInteger(undefined, 7, "n"), 7);
@@ -29,6 +63,11 @@ describe("leak core", () => {
     for (const bad of [0, -1, 1.5, "3"]) {
       assert.throws(() => positiveInteger(bad, 7, "n"), /^TypeError: n /);
     }
+    assert.equal(positiveInteger(9, 7, "n", 9), 9);
+    assert.throws(() => positiveInteger(10, 7, "n", 9), /^TypeError: n must be at most 9$/);
+    assert.equal(timerMs(undefined, 7, "t"), 7);
+    assert.equal(timerMs(2 ** 31 - 1, 7, "t"), 2 ** 31 - 1);
+    assert.throws(() => timerMs(2 ** 31, 7, "t"), /^TypeError: t must be at most 2147483647$/);
     optionalFunction(undefined, "f");
     assert.throws(() => optionalFunction(1, "f"), /f must be a function/);
     assert.throws(() => compileLeakCore(null as never, "Opts"), /Opts must be an object/);
@@ -131,6 +170,29 @@ describe("leak core", () => {
     );
     assert.equal(events.length, 0);
     assert.equal(await revokeExposedKey(core, key, "content", null), "revoked"); // GitHub retries
+    assert.deepEqual(events.map((event) => event.type), ["api_key.exposed", "api_key.revoked"]);
+  });
+
+  it("a revoke whose write lands past the storage deadline keeps its claim until then: a report meanwhile shares its 503 and api_key.exposed is emitted once (storage without markRevokedIfActive)", async () => {
+    const { core, key, events, writes, settle } = await reportedPastDeadline("lands");
+    assert.equal(writes(), 1, "no second revoke while the first one's write may still land");
+    settle();
+    await eventually(() => events.length === 2, "the late write's events");
+    assert.equal(await revokeExposedKey(core, key, "content", null), "known");
+    assert.deepEqual(events.map((event) => event.type), ["api_key.exposed", "api_key.revoked"]);
+  });
+
+  it("a revoke whose write fails past the storage deadline gives its claim up then: the next report revokes", async () => {
+    const { core, key, events, writes, settle } = await reportedPastDeadline("fails");
+    assert.equal(writes(), 1);
+    settle();
+    let outcome: string | undefined;
+    await eventually(async () => {
+      outcome = await revokeExposedKey(core, key, "content", null).catch(() => undefined);
+      return outcome !== undefined;
+    }, "a report after the late failure");
+    assert.equal(outcome, "revoked");
+    assert.equal(writes(), 2);
     assert.deepEqual(events.map((event) => event.type), ["api_key.exposed", "api_key.revoked"]);
   });
 

@@ -286,4 +286,14 @@ describe("githubSecretScanningKeyResolver (loopback stub)", () => {
       );
     }
   });
+
+  it("refuses a timeoutMs a timer cannot arm (past 2147483647 ms it would fire at once: every fetch aborted)", () => {
+    for (const timeoutMs of [2 ** 31, 30 * 86_400_000]) {
+      assert.throws(
+        () => githubSecretScanningKeyResolver({ timeoutMs }),
+        /^TypeError: GitHubSecretScanningKeyResolverOptions\.timeoutMs .*2147483647/,
+      );
+    }
+    githubSecretScanningKeyResolver({ timeoutMs: 2 ** 31 - 1 });
+  });
 });

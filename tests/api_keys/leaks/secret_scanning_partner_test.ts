@@ -471,4 +471,19 @@ describe("secret-scanning partner handler", () => {
       assert.throws(() => createSecretScanningPartnerHandler(options as never), TypeError);
     }
   });
+
+  it("refuses a deadlineMs a timer cannot arm (past 2147483647 ms it would fire at once: every report 503)", () => {
+    const { service } = makeService();
+    for (const deadlineMs of [2 ** 31, 30 * 86_400_000]) {
+      assert.throws(
+        () => createSecretScanningPartnerHandler({ service, publicKeys: SAMPLE_KEYS, deadlineMs }),
+        /^TypeError: SecretScanningPartnerOptions\.deadlineMs .*2147483647/,
+      );
+    }
+    createSecretScanningPartnerHandler({
+      service,
+      publicKeys: SAMPLE_KEYS,
+      deadlineMs: 2 ** 31 - 1,
+    });
+  });
 });
