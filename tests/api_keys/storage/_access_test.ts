@@ -849,3 +849,36 @@ describe("StorageAccess", () => {
     assert.doesNotMatch(bare.notice!, /setTenantPool/);
   });
 });
+
+describe("StorageAccess.withDeadline and a write past the deadline", () => {
+  it("a throwing `late.pending` is contained: the call still rejects at the deadline, nothing escapes the timer", async () => {
+    const access = new StorageAccess(await plain(), 10, "s");
+    const escaped: unknown[] = [];
+    const onError = (error: unknown) => escaped.push(error);
+    globalThis.addEventListener?.("error", onError as EventListener);
+    const warn = console.warn;
+    console.warn = () => {};
+    try {
+      let finish!: (value: string) => void;
+      const answers: string[] = [];
+      const call = access.withDeadline(
+        "storage",
+        () => new Promise<string>((resolve) => finish = resolve),
+        {
+          answer: (value) => answers.push(value),
+          pending: () => {
+            throw new Error("pending hook failed");
+          },
+        },
+      );
+      await assert.rejects(call, /^Error: storage deadline exceeded$/);
+      finish("late");
+      await new Promise((resolve) => setTimeout(resolve, 5));
+      assert.deepEqual(answers, ["late"]);
+      assert.deepEqual(escaped, []);
+    } finally {
+      console.warn = warn;
+      globalThis.removeEventListener?.("error", onError as EventListener);
+    }
+  });
+});
