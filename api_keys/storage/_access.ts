@@ -903,7 +903,9 @@ export class StorageAccess {
       const deadline = new Promise<never>((_, reject) => {
         timer = setTimeout(() => {
           expired = true;
-          if (settled !== undefined) late?.pending?.(settled);
+          if (settled !== undefined && late?.pending !== undefined) {
+            callDetached(late.pending, [settled], this.#lateFailed);
+          }
           reject(new Error(`${what} deadline exceeded`));
         }, this.#timeoutMs);
       });
