@@ -194,3 +194,39 @@ describe("compileSettings: clock (an injected one answers a valid Date or throws
     await service.close();
   });
 });
+
+describe("compileSettings: the service's own warnings redact its legacy layouts' keys", () => {
+  const { warn, error } = console;
+  let lines: string[] = [];
+  beforeEach(() => {
+    lines = [];
+    console.warn = console.error = (...args: unknown[]) => lines.push(args.map(String).join(" "));
+  });
+  afterEach(() => {
+    console.warn = warn;
+    console.error = error;
+  });
+
+  it("a failing onEvent or onAuthFailed whose error's name holds a nestarc-v0 key is logged without the key", async () => {
+    const legacy = `ak_live_${"A".repeat(12)}_${"b".repeat(32)}`;
+    const thrower = () => {
+      const failure = new Error("boom");
+      failure.name = `Leak ${legacy}`;
+      throw failure;
+    };
+    const settings = compileSettings({
+      ...memory(),
+      legacyKeyLayouts: ["nestarc-v0"],
+      onEvent: thrower,
+      onAuthFailed: thrower,
+    });
+    settings.emitEvent?.({ type: "api_key.revoked" } as never);
+    settings.notifyAuthFailed?.(null, "api_key_invalid");
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    assert.equal(lines.length, 2);
+    for (const line of lines) {
+      assert.ok(!line.includes(legacy), line);
+      assert.match(line, /\[REDACTED_API_KEY\]/);
+    }
+  });
+});
