@@ -422,6 +422,8 @@ export function keyImporter(options: KeyImporterOptions): KeyImporter {
     options.storage,
     DEFAULT_STORAGE_TIMEOUT_MS,
     `${label}.storage`,
+    [],
+    (line) => layouts.redact(line),
   );
   const versions = new Set(options.pepperVersions);
   const clock = () => new Date();

@@ -9,7 +9,7 @@
  */
 import type { ApiKeyEvent } from "./events.ts";
 import { type KeyLayouts, redactApiKeys } from "./key_format.ts";
-import type { Dispatch } from "./_sinks.ts";
+import type { Dispatch, Redact } from "./_sinks.ts";
 import type { AuditContext } from "./audit/types.ts";
 import type { ApiKeyUsageBucket, ApiKeyUsageQuery } from "./metering/usage.ts";
 import type {
@@ -35,6 +35,8 @@ export interface ServiceHooks {
   emitEvent: Dispatch<ApiKeyEvent> | undefined;
   /** The layouts the service accepts (which strings are its keys). */
   layouts: KeyLayouts;
+  /** Hides its keys (every layout) in a log line (`Settings.redact`). */
+  redact: Redact;
   /** Verifies a reported key, recording no use (the verify flow's `verifyReported`). */
   verifyReported: (rawKey: string) => Promise<ApiKeyContext>;
   /**
@@ -135,11 +137,18 @@ export function serviceHooks(service: object): ServiceHooks | undefined {
 }
 
 /**
- * `write` behind the redaction of `service`'s key layouts (its
- * `legacyKeyLayouts` too; the current layout's for another object): the log
- * of the bindings (the Fetch authorizer's `log`, the guard's `Logger`).
+ * The redaction of `service`'s key layouts (its `legacyKeyLayouts` too;
+ * `redactApiKeys`, the current layout, for another object).
+ */
+export function serviceRedact(service: object): Redact {
+  return serviceHooks(service)?.redact ?? redactApiKeys;
+}
+
+/**
+ * `write` behind `serviceRedact(service)`: the log of the bindings (the Fetch
+ * authorizer's `log`, the guard's `Logger`).
  */
 export function serviceLog(service: object, write: (line: string) => void): (line: string) => void {
-  const layouts = serviceHooks(service)?.layouts;
-  return (line) => write(layouts === undefined ? redactApiKeys(line) : layouts.redact(line));
+  const redact = serviceRedact(service);
+  return (line) => write(redact(line));
 }

@@ -29,7 +29,7 @@ import { VerificationCache } from "./verify/_cache.ts";
 import type { FeedFollower } from "./verify/_fleet.ts";
 import { HashUpgrade, validateRetiredVersions } from "./verify/_legacy.ts";
 import type { ApiKeyTaps } from "../telemetry/_taps.ts";
-import { createDispatcher, type Dispatch, warnOnce } from "./_sinks.ts";
+import { createDispatcher, type Dispatch, type Redact, warnOnce } from "./_sinks.ts";
 import { callDetached } from "../telemetry/_detached.ts";
 import { MAX_TIMER_MS } from "../telemetry/_timer.ts";
 import { StorageAccess } from "./storage/_access.ts";
@@ -137,6 +137,8 @@ export interface Settings {
   readonly namespace: string;
   /** The accepted key layouts: the current one and `legacyKeyLayouts`. */
   readonly layouts: KeyLayouts;
+  /** Hides the keys of every accepted layout in a log line: every line the service logs goes through it. */
+  readonly redact: Redact;
   /** Hasher over the parsed peppers (or the `hasher` option's). */
   readonly hasher: WebCryptoSha256Hasher;
   /** The storage, wrapped (deadline, record validation, capabilities). */
@@ -311,6 +313,7 @@ export function compileSettings(options: unknown): Settings {
   refuseUnknownOptions(options, "ApiKeysServiceOptions", SERVICE_OPTIONS);
   const o = options as Partial<Record<keyof ApiKeysServiceOptions, unknown>>;
   const layouts = compileKeyLayouts(o.legacyKeyLayouts, `${PREFIX}legacyKeyLayouts`);
+  const redact: Redact = (line) => layouts.redact(line);
   const hasher = createHasher(
     { peppers: o.peppers, currentVersion: o.currentPepperVersion, hasher: o.hasher },
     {
@@ -333,6 +336,7 @@ export function compileSettings(options: unknown): Settings {
     storageTimeoutMs,
     `${PREFIX}storage`,
     o.upgradeHashesOnUse === false ? ["replaceHash"] : [],
+    redact,
   );
   if (o.namespace !== undefined) assertValidNamespace(o.namespace, `${PREFIX}namespace`);
   validateDuration(`${PREFIX}debounceMs`, o.debounceMs, false);
@@ -354,9 +358,9 @@ export function compileSettings(options: unknown): Settings {
   validateDuration(`${PREFIX}maxStalenessMs`, o.maxStalenessMs, false, MAX_MAX_STALENESS_MS);
   const feed = feedOptions(f.feed, f.maxStalenessMs, f.unknownPrefixLookups, PREFIX);
   const onAuthFailed = f.onAuthFailed;
-  const authFailedFailed = warnOnce("onAuthFailed");
+  const authFailedFailed = warnOnce("onAuthFailed", redact);
   const clock = f.clock === undefined ? () => new Date() : checkedClock(f.clock, `${PREFIX}clock`);
-  const dispatch = createDispatcher(f.onEvent, f.onEventError, "onEvent", true);
+  const dispatch = createDispatcher(f.onEvent, f.onEventError, "onEvent", true, redact);
   const refusals = checkAudit(o.audit, storage);
   const parts: { fleet?: FeedFollower; audit?: AuditLog; usage?: UsageRecorder } = {};
   // With the audit log, the jobs' events (expiry notices, ended rotations, exposed keys) are recorded
@@ -368,8 +372,8 @@ export function compileSettings(options: unknown): Settings {
       else loaded().then(() => parts.audit?.observe(event), auditLoadFailed);
       dispatch?.(event);
     };
-  const auditLoadFailed = warnOnce("audit log load");
-  const limits = buildLimits(o.limiter, o.rateLimitResolver, o.creditThresholds, PREFIX);
+  const auditLoadFailed = warnOnce("audit log load", redact);
+  const limits = buildLimits(o.limiter, o.rateLimitResolver, o.creditThresholds, PREFIX, redact);
   const usage = usageOptions(
     o.usage,
     storage.usage !== undefined,
@@ -386,7 +390,7 @@ export function compileSettings(options: unknown): Settings {
       keysImported(hasher),
     ]);
     const audit = auditCode && storage.audit &&
-      new auditCode.AuditLog(storage.audit, o.audit, clock, dispatch, `${PREFIX}audit`);
+      new auditCode.AuditLog(storage.audit, o.audit, clock, dispatch, `${PREFIX}audit`, redact);
     parts.fleet = fleetCode?.compileFeed(
       f.feed,
       f.maxStalenessMs,
@@ -394,6 +398,7 @@ export function compileSettings(options: unknown): Settings {
       cache,
       monotonic,
       PREFIX,
+      redact,
     );
     parts.usage = usageCode?.compileUsage(
       o.usage,
@@ -403,6 +408,7 @@ export function compileSettings(options: unknown): Settings {
       taps,
       audit?.recordsRefusals ? (...args) => audit.refusals(...args) : undefined,
       storageTimeoutMs + (limits?.timeoutMs ?? 0),
+      redact,
     );
     parts.audit = audit;
   };
@@ -416,6 +422,7 @@ export function compileSettings(options: unknown): Settings {
   return Object.freeze({
     namespace: f.namespace ?? DEFAULT_API_KEY_NAMESPACE,
     layouts,
+    redact,
     hasher,
     storage,
     cache,
@@ -439,16 +446,20 @@ export function compileSettings(options: unknown): Settings {
     get audit() {
       return parts.audit;
     },
-    emitMetric: createDispatcher(f.onMetric, f.onMetricError, "onMetric"),
+    emitMetric: createDispatcher(f.onMetric, f.onMetricError, "onMetric", false, redact),
     emitAuthorizationMetric: createDispatcher(
       f.onAuthorizationMetric,
       f.onAuthorizationMetricError,
       "onAuthorizationMetric",
+      false,
+      redact,
     ),
     emitOperationMetric: createDispatcher(
       f.onOperationMetric,
       f.onOperationMetricError,
       "onOperationMetric",
+      false,
+      redact,
     ),
     notifyAuthFailed: onAuthFailed === undefined
       ? undefined

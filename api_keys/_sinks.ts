@@ -15,12 +15,22 @@ import { callDetached } from "../telemetry/_detached.ts";
 export type Dispatch<T> = (payload: T) => void;
 
 /**
+ * Hides the keys in a log line: a service's key layouts' redaction (its
+ * `settings.layouts`), or `redactApiKeys` (the current layout) without one.
+ */
+export type Redact = (line: string) => string;
+
+/**
  * The log line about a failed caller-supplied function: its `label` and the
  * error's name (never its message, which may carry secrets), redacted with
- * `redactApiKeys`. Never throws.
+ * `redact`. Never throws.
  */
-export function failureLine(label: string, error: unknown): string {
-  return redactApiKeys(`api-keys: ${label} failed (${errorNameOf(error)})`);
+export function failureLine(
+  label: string,
+  error: unknown,
+  redact: Redact = redactApiKeys,
+): string {
+  return redact(`api-keys: ${label} failed (${errorNameOf(error)})`);
 }
 
 /** Writes `line` with `write` (a console method); never throws. */
@@ -37,12 +47,15 @@ export function logLine(write: (line: string) => void, line: string): void {
  * failure is logged with one `console.warn` (see `failureLine`), the rest are
  * swallowed. Never throws.
  */
-export function warnOnce(label: string): (error: unknown) => void {
+export function warnOnce(
+  label: string,
+  redact: Redact = redactApiKeys,
+): (error: unknown) => void {
   let warned = false;
   return (error) => {
     if (warned) return;
     warned = true;
-    logLine(console.warn, `${failureLine(label, error)}; further failures are not logged`);
+    logLine(console.warn, `${failureLine(label, error, redact)}; further failures are not logged`);
   };
 }
 
@@ -60,7 +73,7 @@ export interface OutageReporter {
  * `console.warn` (see `failureLine`), and the first success after failures
  * with one `console.info` (since when and how many passes failed). Never throws.
  */
-export function warnPerOutage(label: string): OutageReporter {
+export function warnPerOutage(label: string, redact: Redact = redactApiKeys): OutageReporter {
   let failures = 0;
   let since = 0;
   return {
@@ -69,7 +82,7 @@ export function warnPerOutage(label: string): OutageReporter {
       since = Date.now();
       logLine(
         console.warn,
-        `${failureLine(label, error)}; further failures are not logged until it recovers`,
+        `${failureLine(label, error, redact)}; further failures are not logged until it recovers`,
       );
     },
     succeeded() {
@@ -99,20 +112,22 @@ export function freezePayload<T>(value: T): T {
  * or rejection of the sink goes to `onError` (named `label + "Error"`); when
  * there is none, the first one is logged (see `warnOnce`). A failure of
  * `onError` itself, thrown or rejected, is logged once the same way. With
- * `freeze`, each payload is frozen first (see `freezePayload`).
+ * `freeze`, each payload is frozen first (see `freezePayload`). The lines are
+ * redacted with `redact`.
  */
 export function createDispatcher<T>(
   sink: ((payload: T) => unknown) | undefined,
   onError: ((error: unknown, payload: T) => unknown) | undefined,
   label: string,
   freeze = false,
+  redact: Redact = redactApiKeys,
 ): Dispatch<T> | undefined {
   if (sink === undefined) return undefined;
   let fail: (error: unknown, payload: T) => void;
   if (onError === undefined) {
-    fail = warnOnce(label);
+    fail = warnOnce(label, redact);
   } else {
-    const handlerFailed = warnOnce(`${label}Error`);
+    const handlerFailed = warnOnce(`${label}Error`, redact);
     fail = (error, payload) => callDetached(onError, [error, payload], handlerFailed);
   }
   return (payload) => {

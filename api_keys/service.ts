@@ -135,6 +135,7 @@ export class ApiKeysService {
           settings.cache?.invalidate(prefix);
           settings.fleet?.wrote("updated", prefix);
         },
+        settings.redact,
       );
     });
     this.#manage = new LoadedFlow(async () => {
@@ -147,6 +148,7 @@ export class ApiKeysService {
     attachServiceHooks(this, {
       emitEvent: settings.emitEvent,
       layouts: settings.layouts,
+      redact: settings.redact,
       verifyReported: (rawKey) => this.#verify.use((flow) => flow.verifyReported(rawKey)),
       revokeReported: (keyId, onRevoked, onLate) =>
         this.#manage.use((flow) => flow.revoke(keyId, onRevoked, { actor: "leak-report" }, onLate)),

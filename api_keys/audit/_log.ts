@@ -8,9 +8,15 @@
  * @module
  */
 import type { ApiKeyEvent } from "../events.ts";
-import type { AuditAccess } from "../storage/_access.ts";
-import { type Dispatch, logLine, warnPerOutage } from "../_sinks.ts";
 import { redactApiKeys } from "../key_format.ts";
+import type { AuditAccess } from "../storage/_access.ts";
+import {
+  type Dispatch,
+  logLine,
+  type OutageReporter,
+  type Redact,
+  warnPerOutage,
+} from "../_sinks.ts";
 import { fail, instantProblem, requireTenantId, storableTextProblem } from "../_input.ts";
 import { auditOptions } from "../_options.ts";
 import {
@@ -107,10 +113,10 @@ function chainError(answer: Extract<AuditVerification, { ok: false }>): Error {
  * found its chain broken: the tenant and where and how (the `AuditChainError`'s
  * message, never a secret), each time one finds it.
  */
-function logBrokenChain(tenantId: string, error: Error): void {
+function logBrokenChain(tenantId: string, error: Error, redact: Redact): void {
   logLine(
     console.error,
-    redactApiKeys(
+    redact(
       `api-keys: the audit checkpoint of tenant ${
         JSON.stringify(tenantId)
       } found the chain broken: ${error.message}`,
@@ -169,7 +175,9 @@ export class AuditLog {
   /** Tenants with an automatic checkpoint running: a record meanwhile starts no other one. */
   readonly #checkpointing = new Set<string>();
   /** Failures of the background writes but a broken chain: once per outage. */
-  readonly #failed = warnPerOutage("audit");
+  readonly #failed: OutageReporter;
+  /** The service's redaction of its log lines. */
+  readonly #redact: Redact;
   /** Records and checkpoints being written in the background (see `settled`). */
   readonly #pending = new Set<Promise<void>>();
 
@@ -180,7 +188,10 @@ export class AuditLog {
     clock: () => Date,
     emit: Dispatch<ApiKeyEvent> | undefined,
     label: string,
+    redact: Redact = redactApiKeys,
   ) {
+    this.#failed = warnPerOutage("audit", redact);
+    this.#redact = redact;
     this.#options = auditOptions(options, label);
     this.#access = access;
     this.#clock = clock;
@@ -312,7 +323,7 @@ export class AuditLog {
       } catch (error) {
         if (!(error instanceof Error) || error.name !== "AuditChainError") throw error;
         checked(); // found broken: logged again at the next checkpoint due, not at every record
-        logBrokenChain(tenantId, error);
+        logBrokenChain(tenantId, error, this.#redact);
       } finally {
         this.#checkpointing.delete(tenantId);
       }

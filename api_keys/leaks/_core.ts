@@ -6,7 +6,7 @@
  */
 import type { ApiKeyExposedEvent } from "../events.ts";
 import type { LeakedKeyHandlerOptions, LeakedKeyService, LeakReportResponse } from "./types.ts";
-import { createDispatcher, type Dispatch } from "../_sinks.ts";
+import { createDispatcher, type Dispatch, type Redact } from "../_sinks.ts";
 import { serviceHooks } from "../_service_hooks.ts";
 import { checkedClock } from "../_input.ts";
 import type { ApiKeyEvent } from "../events.ts";
@@ -39,6 +39,8 @@ export interface LeakCore {
   claims: Claims;
   /** `onExposed` behind a dispatcher that contains its failures. */
   emitExposed: Dispatch<ApiKeyExposedEvent> | undefined;
+  /** The service's redaction of a log line (all its key layouts). */
+  redact: Redact;
   /** Wall clock; an injected one answering anything but a valid Date throws (see `checkedClock`). */
   clock: () => Date;
 }
@@ -112,6 +114,7 @@ export function compileLeakCore(options: LeakedKeyHandlerOptions, label: string)
   optionalFunction(options.onExposed, `${label}.onExposed`);
   optionalFunction(options.onExposedError, `${label}.onExposedError`);
   optionalFunction(options.clock, `${label}.clock`);
+  const redact = hooks.redact;
   return {
     service: options.service,
     isServiceKey: (token) => hooks.layouts.parse(token, service.namespace) !== null,
@@ -119,7 +122,14 @@ export function compileLeakCore(options: LeakedKeyHandlerOptions, label: string)
     verifyReported: hooks.verifyReported,
     revokeReported: hooks.revokeReported,
     claims: claimsOf(service),
-    emitExposed: createDispatcher(options.onExposed, options.onExposedError, "onExposed", true),
+    emitExposed: createDispatcher(
+      options.onExposed,
+      options.onExposedError,
+      "onExposed",
+      true,
+      redact,
+    ),
+    redact,
     clock: options.clock === undefined
       ? () => new Date()
       : checkedClock(options.clock, `${label}.clock`),

@@ -14,7 +14,7 @@ import {
   revokeExposedKey,
 } from "./_core.ts";
 import { generateKey } from "../key_format.ts";
-import { createDispatcher } from "../_sinks.ts";
+import { createDispatcher, failureLine, logLine } from "../_sinks.ts";
 import { callDetached } from "../../telemetry/_detached.ts";
 import type {
   LeakedKeyHandlerOptions,
@@ -159,7 +159,13 @@ export function createPublicRevocationHandler(
   optionalFunction(options.onDropped, `${label}.onDropped`);
   optionalFunction(options.onDroppedError, `${label}.onDroppedError`);
   const onError = options.onError;
-  const emitDropped = createDispatcher(options.onDropped, options.onDroppedError, "onDropped");
+  const emitDropped = createDispatcher(
+    options.onDropped,
+    options.onDroppedError,
+    "onDropped",
+    false,
+    core.redact,
+  );
   /** Verified in place of a report that names no key of the namespace. */
   const standIn = generateKey({ environment: "live", namespace: core.service.namespace }).raw;
   /** The keys waiting, in order (a set: a key waits once). */
@@ -174,8 +180,8 @@ export function createPublicRevocationHandler(
       callDetached(onError, [error], () => {});
     } else if (!warned) {
       warned = true;
-      const name = error instanceof Error ? error.name : typeof error;
-      console.warn(`api-keys: a public revocation report failed (${name}); further are not logged`);
+      const line = failureLine("a public revocation report", error, core.redact);
+      logLine(console.warn, `${line}; further are not logged`);
     }
   };
 

@@ -18,7 +18,7 @@ import {
   idOfSubject,
   type SubjectOwner,
 } from "./_limits.ts";
-import { warnPerOutage } from "../_sinks.ts";
+import { type OutageReporter, type Redact, warnPerOutage } from "../_sinks.ts";
 import { unref } from "../_unref.ts";
 import { checkPersistInterval, refuseUnknownOptions } from "../_options.ts";
 import type { StorageAccess } from "../storage/_access.ts";
@@ -300,8 +300,8 @@ export class CreditBook {
   readonly #hashed: HashedIds | undefined;
   /** Drained balances of hashed subjects whose ids were not noted, since the last failure reported. */
   #unknownCount = 0;
-  readonly #writeFailed = warnPerOutage("credits write-back");
-  readonly #joinFailed = warnPerOutage("credits join");
+  readonly #writeFailed: OutageReporter;
+  readonly #joinFailed: OutageReporter;
   #timer: ReturnType<typeof setTimeout> | undefined;
   #closed = false;
   /** The last write-back pass or credit change queued (settled: never rejects). */
@@ -315,7 +315,10 @@ export class CreditBook {
     clock: () => Date,
     label: string,
     rewritten: (prefix: string) => void = () => {},
+    redact?: Redact,
   ) {
+    this.#writeFailed = warnPerOutage("credits write-back", redact);
+    this.#joinFailed = warnPerOutage("credits join", redact);
     this.#rewritten = rewritten;
     checkPersistInterval(persistIntervalMs, limiter !== undefined, label);
     this.#storage = storage;

@@ -28,7 +28,7 @@ import { assertCost, assertCount } from "./_count.ts";
 import { RATE_LIMIT_FIELD, RATE_LIMIT_POLICY_FIELD } from "./_rate_limit_fields.ts";
 import { loadedSha256, loadSha256 } from "../hasher.ts";
 import { apiKeyError, ApiKeyValidationError } from "../errors.ts";
-import { warnOnce } from "../_sinks.ts";
+import { type Redact, warnOnce } from "../_sinks.ts";
 import { errorNameOf, isBug } from "../../telemetry/_error_name.ts";
 import type { ApiKeyCreditsExhaustedEvent, ApiKeyCreditsLowEvent } from "../events.ts";
 import type {
@@ -794,7 +794,7 @@ export class RequestLimits {
   readonly #hashed: HashedIds | undefined;
   readonly #resolve: ApiKeyRateLimitResolver | undefined;
   readonly #thresholds: readonly number[];
-  readonly #resolverFailed = warnOnce("rateLimitResolver");
+  readonly #resolverFailed: (error: unknown) => void;
   /**
    * The context last found in `PLANS`, and its plan: a key's requests in a row skip the
    * `WeakMap` look-up (dropping it cost 0.13-0.20× a cached verify on benchmark 9's credit rows).
@@ -809,13 +809,16 @@ export class RequestLimits {
 
   /**
    * Checks with `limiter`; policies come from `resolve` when given, else from
-   * the key; `thresholds` are the validated `creditThresholds`, highest first.
+   * the key; `thresholds` are the validated `creditThresholds`, highest first;
+   * warnings are redacted with `redact` (the service's).
    */
   constructor(
     limiter: RateLimiter,
     resolve: ApiKeyRateLimitResolver | undefined,
     thresholds: readonly number[] = [],
+    redact?: Redact,
   ) {
+    this.#resolverFailed = warnOnce("rateLimitResolver", redact);
     this.#limiter = limiter;
     this.#hashed = hashedIdsOf(limiter);
     this.#resolve = resolve;
@@ -1084,6 +1087,7 @@ export function buildLimits(
   resolver: unknown,
   creditThresholds: unknown,
   PREFIX: string,
+  redact?: Redact,
 ): RequestLimits | undefined {
   if (resolver !== undefined && typeof resolver !== "function") {
     throw new TypeError(`${PREFIX}rateLimitResolver must be a function`);
@@ -1103,6 +1107,7 @@ export function buildLimits(
     limiter as RateLimiter,
     resolver as ApiKeyRateLimitResolver,
     thresholds,
+    redact,
   );
 }
 

@@ -15,7 +15,7 @@ import type { ApiKeyTaps } from "../../telemetry/_taps.ts";
 import { errorNameOf } from "../../telemetry/_error_name.ts";
 import type { UsageAccess } from "../storage/_access.ts";
 import { fail, requireNonEmptyString, requireTenantId } from "../_input.ts";
-import { createDispatcher, type Dispatch, warnOnce } from "../_sinks.ts";
+import { createDispatcher, type Dispatch, type Redact, warnOnce } from "../_sinks.ts";
 import { unref } from "../_unref.ts";
 import { usageOptions } from "../_options.ts";
 import { checkUsageWindow } from "./_usage_window.ts";
@@ -105,6 +105,8 @@ export interface UsageRecorderSettings {
    * refusals are handed over once the clock is this far past its end (see `compileUsage`).
    */
   lateMs?: number;
+  /** Hides keys in the recorder's warnings (the service's; default `redactApiKeys`). */
+  redact?: Redact;
 }
 
 /** Receives one key's refusals of one UTC hour, by code (zeros left out). */
@@ -146,12 +148,14 @@ export class UsageRecorder {
   #flushing: Promise<unknown> | undefined;
   /** Whether `close()` was called: later counts are still flushed, by a timer that holds no process open. */
   #closed = false;
-  readonly #failed = warnOnce("usage flush (its counts are kept for the next one)");
-  readonly #dropped = warnOnce("usage recorder (rows dropped past maxPendingKeys)");
+  readonly #failed: (error: unknown) => void;
+  readonly #dropped: (error: unknown) => void;
 
   /** A recorder over `settings`; arms its timer on the first count. */
   constructor(settings: UsageRecorderSettings) {
     this.#s = settings;
+    this.#failed = warnOnce("usage flush (its counts are kept for the next one)", settings.redact);
+    this.#dropped = warnOnce("usage recorder (rows dropped past maxPendingKeys)", settings.redact);
   }
 
   /** Rows held in memory (not yet stored). */
@@ -444,6 +448,7 @@ export function compileUsage(
   taps: ApiKeyTaps = {},
   onRefusals?: RefusalSink,
   lateMs = 0,
+  redact?: Redact,
 ): UsageRecorder | undefined {
   const checked = usageOptions(option, access !== undefined, label, onRefusals !== undefined);
   if (checked === undefined || access === undefined) return undefined;
@@ -452,10 +457,17 @@ export function compileUsage(
     clock,
     flushIntervalMs: checked.flushIntervalMs,
     maxPendingKeys: checked.maxPendingKeys,
-    emitMetric: createDispatcher(checked.onMetric, checked.onMetricError, "usage.onMetric"),
+    emitMetric: createDispatcher(
+      checked.onMetric,
+      checked.onMetricError,
+      "usage.onMetric",
+      false,
+      redact,
+    ),
     taps,
     onRefusals,
     lateMs,
+    redact,
   });
 }
 

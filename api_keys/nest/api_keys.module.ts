@@ -15,6 +15,7 @@ import {
 import { ModulesContainer } from "@nestjs/core";
 import { thresholdsProblem } from "../_input.ts";
 import { failureLine } from "../_sinks.ts";
+import { serviceRedact } from "../_service_hooks.ts";
 import { ApiKeysService } from "../service.ts";
 import type { ApiKeysServiceOptions } from "../service_options.ts";
 import type { ApiKeyChangeFeed } from "../change_feed.ts";
@@ -115,7 +116,9 @@ class ExpiryNoticeTimer {
       .then(() => {
         this.#failing = false;
       }, (error) => {
-        if (!this.#failing) console.warn(failureLine("expiryNotices", error));
+        if (!this.#failing) {
+          console.warn(failureLine("expiryNotices", error, serviceRedact(this.#service)));
+        }
         this.#failing = true;
       })
       .finally(() => {

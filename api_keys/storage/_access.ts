@@ -10,7 +10,7 @@
  */
 import { ApiKeyOperationError, ApiKeyStorageError } from "../errors.ts";
 import { storableTextProblem } from "../_input.ts";
-import { warnOnce } from "../_sinks.ts";
+import { type Redact, warnOnce } from "../_sinks.ts";
 import { callDetached } from "../../telemetry/_detached.ts";
 import { errorNameOf } from "../../telemetry/_error_name.ts";
 import type { Settled } from "../../telemetry/_taps.ts";
@@ -313,8 +313,8 @@ export class StorageAccess {
   readonly #forTenant:
     | Required<Pick<ApiKeyStorage, "markRevokedForTenant" | "rotateForTenant">>
     | undefined;
-  readonly #touchFailed = warnOnce("touchLastUsed");
-  readonly #lateFailed = warnOnce("the steps after a storage write past its deadline");
+  readonly #touchFailed: (error: unknown) => void;
+  readonly #lateFailed: (error: unknown) => void;
   readonly #listPage: ApiKeyStorage["listPageByTenant"];
   readonly #findByReplacement: ApiKeyStorage["findByReplacement"];
   readonly #findManyByIds: ApiKeyStorage["findManyByIds"];
@@ -324,13 +324,17 @@ export class StorageAccess {
    * missing or a capability is not a function) and detects its capabilities;
    * starts loading the checks of the answers (see `loaded`). The `notice`
    * leaves out the capabilities in `unused` (the caller turned their use off).
+   * Its warnings are redacted with `redact` (the service's, see `Redact`).
    */
   constructor(
     storage: unknown,
     timeoutMs: number,
     label: string,
     unused: readonly ApiKeyStorageCapability[] = [],
+    redact?: Redact,
   ) {
+    this.#touchFailed = warnOnce("touchLastUsed", redact);
+    this.#lateFailed = warnOnce("the steps after a storage write past its deadline", redact);
     if (typeof storage === "function") {
       // The usual mistake: `storage: InMemoryApiKeyStorage`, the class.
       const name = STORAGE_CLASS_NAME.test(storage.name) ? storage.name : "";

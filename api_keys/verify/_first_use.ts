@@ -52,11 +52,15 @@ export class FirstUseWatch {
   readonly #s: Settings;
   /** Keys already handled here, oldest first. */
   readonly #seen = new Set<string>();
-  readonly #failed = warnOnce("the first use of a waiting rotation (the old key keeps its bound)");
+  readonly #failed: (error: unknown) => void;
 
   /** A watch over `settings`. */
   constructor(settings: Settings) {
     this.#s = settings;
+    this.#failed = warnOnce(
+      "the first use of a waiting rotation (the old key keeps its bound)",
+      settings.redact,
+    );
   }
 
   /**

@@ -23,7 +23,7 @@ import type {
   ApiKeyChangeNotice,
 } from "../change_feed.ts";
 import type { VerificationCache } from "./_cache.ts";
-import { warnOnce } from "../_sinks.ts";
+import { type Redact, warnOnce } from "../_sinks.ts";
 import { callDetached } from "../../telemetry/_detached.ts";
 import { feedOptions } from "../_options.ts";
 import { isThenable } from "../ip_allowlist.ts";
@@ -63,9 +63,9 @@ export class FeedFollower {
   /** Lookups left for prefixes the set lacks (at most one second's worth), as of `#refilledAt`. */
   #lookups: number;
   #refilledAt: number;
-  readonly #statusFailed = warnOnce("feed.status");
-  readonly #publishFailed = warnOnce("feed.publish");
-  readonly #subscribeFailed = warnOnce("feed.subscribe");
+  readonly #statusFailed: (error: unknown) => void;
+  readonly #publishFailed: (error: unknown) => void;
+  readonly #subscribeFailed: (error: unknown) => void;
   /** "no": not yet, or failed (tried again from `#subscribeAt`); "pending": an async one unsettled. */
   #subscription: "no" | "pending" | "yes" = "no";
   /** Monotonic time before which a failed subscription is not tried again. */
@@ -89,7 +89,11 @@ export class FeedFollower {
     maxStalenessMs: number,
     lookupsPerSecond: number,
     monotonic: () => number,
+    redact?: Redact,
   ) {
+    this.#statusFailed = warnOnce("feed.status", redact);
+    this.#publishFailed = warnOnce("feed.publish", redact);
+    this.#subscribeFailed = warnOnce("feed.subscribe", redact);
     this.#feed = feed;
     this.#cache = cache;
     this.#maxStalenessMs = maxStalenessMs;
@@ -249,6 +253,7 @@ export function compileFeed(
   cache: VerificationCache | undefined,
   monotonic: () => number,
   label: string,
+  redact?: Redact,
 ): FeedFollower | undefined {
   const checked = feedOptions(feed, maxStalenessMs, unknownPrefixLookups, label);
   if (checked === undefined) return undefined;
@@ -258,5 +263,6 @@ export function compileFeed(
     maxStalenessMs ?? DEFAULT_MAX_STALENESS_MS,
     checked.perSecond,
     monotonic,
+    redact,
   );
 }

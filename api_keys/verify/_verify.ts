@@ -15,7 +15,7 @@ import type {
 } from "../events.ts";
 import { type ApiKeyHeaderReader, extractApiKeyWith } from "../extract_api_key.ts";
 import { isIpAllowed } from "../ip_allowlist.ts";
-import { API_KEY_SECRET_LENGTH, type LayoutParsedKey, redactApiKeys } from "../key_format.ts";
+import { API_KEY_SECRET_LENGTH, type LayoutParsedKey } from "../key_format.ts";
 import { acceptedUntilMs } from "../_accepted_until.ts";
 import { constantTimeEqual } from "./_cache.ts";
 import { FirstUseWatch } from "./_first_use.ts";
@@ -1069,6 +1069,6 @@ export class VerifyFlow {
       `api-keys: a key record uses ${what}, which is ${why}; such keys verify as invalid`;
     if (this.#retiredVersionsWarned.has(line)) return;
     this.#retiredVersionsWarned.add(line);
-    console.warn(redactApiKeys(line));
+    console.warn(this.#s.redact(line));
   }
 }

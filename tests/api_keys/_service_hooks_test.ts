@@ -13,6 +13,7 @@ describe("service hooks", () => {
     const hooks = {
       emitEvent: undefined,
       layouts: compileKeyLayouts(undefined, "layouts"),
+      redact: (line: string) => line,
       verifyReported: () => Promise.reject(new Error("no")),
       revokeReported: () => Promise.resolve(),
       clock: () => new Date(0),
