@@ -548,4 +548,29 @@ describe("log", () => {
     assert.match(lines[0], /^api-keys: GET \/reports\/0: .*"hourly"/);
     assert.match(lines[1], /^api-keys: GET \/exports: .*"daily"/);
   });
+
+  it("a route's bug hit by 120 different keys is logged once; another route's bug is still logged", async () => {
+    const { service, key } = await burstKey();
+    const lines: string[] = [];
+    const authorizer = createApiKeyAuthorizer(service, { log: (line) => lines.push(line) });
+    const reports = authorizer.require({ rateLimits: "hourly" }).protect(() => new Response("ok"));
+    const exports = authorizer.require({ rateLimits: "daily" }).protect(() => new Response("ok"));
+    for (let i = 0; i < 120; i++) {
+      const { key } = await service.create({
+        tenantId: "t1",
+        name: `limited ${i}`,
+        scopes: [{ resource: "orders", level: "read" }],
+        rateLimits: [{ name: "burst", limit: 1_000, windowMs: 60_000 }],
+      });
+      const request = new Request("http://x/reports", { headers: { "x-api-key": key } });
+      await assert.rejects(reports(request), TypeError);
+    }
+    await assert.rejects(
+      exports(new Request("http://x/exports", { headers: { "x-api-key": key } })),
+      TypeError,
+    );
+    assert.equal(lines.length, 2, `${lines.length} lines, the last: ${lines.at(-1)}`);
+    assert.match(lines[0], /^api-keys: GET \/reports: .*"hourly"/);
+    assert.match(lines[1], /^api-keys: GET \/exports: .*"daily"/);
+  });
 });

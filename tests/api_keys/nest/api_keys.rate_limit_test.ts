@@ -133,6 +133,12 @@ class RoutesController {
   hourly() {
     return { ok: "hourly" };
   }
+
+  @Get("daily")
+  @RateLimit("daily")
+  daily() {
+    return { ok: "daily" };
+  }
 }
 
 describe("routes that must not spend, routes naming no policy (issue 40)", () => {
@@ -209,6 +215,39 @@ describe("routes that must not spend, routes naming no policy (issue 40)", () =>
           lines.join("\n"),
         );
         assert.ok(lines.some((line) => line.includes('"hourly"')));
+      } finally {
+        Logger.prototype.error = error;
+        await running.close();
+      }
+    });
+
+    it(`${platform}: a broken route hit by 120 keys is logged once, and another broken route's bug is still logged`, async () => {
+      const limiter = createRateLimiter({ store: createMemoryRateLimitStore(), logger: () => {} });
+      @Module({
+        imports: [ApiKeysModule.forRoot(moduleOptions({ limiter }))],
+        controllers: [RoutesController],
+      })
+      class AppModule {}
+      const lines: string[] = [];
+      const error = Logger.prototype.error;
+      Logger.prototype.error = function (message: unknown) {
+        lines.push(String(message));
+      };
+      const running = await boot(AppModule, platform);
+      try {
+        for (let i = 0; i < 120; i++) {
+          const { key } = await issue(running.service, { rateLimits: POLICIES });
+          const headers = { "x-api-key": key };
+          assert.equal((await running.request("/routes/hourly", { headers })).status, 500);
+        }
+        const { key } = await issue(running.service, { rateLimits: POLICIES });
+        assert.equal(
+          (await running.request("/routes/daily", { headers: { "x-api-key": key } })).status,
+          500,
+        );
+        const logged = (route: string) => lines.filter((line) => line.startsWith(route)).length;
+        assert.equal(logged("RoutesController.hourly: "), 1, lines.join("\n"));
+        assert.equal(logged("RoutesController.daily: "), 1, lines.join("\n"));
       } finally {
         Logger.prototype.error = error;
         await running.close();
