@@ -15,7 +15,12 @@ import { failureLine } from "../_sinks.ts";
 import { serviceLog } from "../_service_hooks.ts";
 import { callDetached } from "../../telemetry/_detached.ts";
 import { isThenable, resolveClientIp } from "../ip_allowlist.ts";
-import { bugReporter, rateLimitHeaders, routeRateLimitOf } from "../metering/_limits.ts";
+import {
+  bugIdentity,
+  bugReporter,
+  rateLimitHeaders,
+  routeRateLimitOf,
+} from "../metering/_limits.ts";
 import type {
   ApiKeyContext,
   ApiKeyRateLimitPolicy,
@@ -442,10 +447,10 @@ export function createApiKeyAuthorizer(
       } catch (error) {
         if (error instanceof TypeError) {
           // A bug (a route naming a policy the key lacks, a resolver's bad policy): the server's 500.
-          // Remembered by the route's requirements, never by the client's method and path.
+          // Remembered by the route's requirements, never by the client's method and path nor the key.
           reportBug(
             `api-keys: ${request.method} ${pathOf(request)}: ${error.message}`,
-            `${JSON.stringify(requirements)} ${error.message}`,
+            `${JSON.stringify(requirements)} ${bugIdentity(error)}`,
           );
         }
         throw error;

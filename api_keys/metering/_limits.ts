@@ -511,11 +511,12 @@ function routePolicies(base: Compiled | undefined, route: Route, keyId: string):
     const names: readonly string[] = typeof route === "string" ? [route] : route;
     const missing = names.filter((name) => !all.policies.some((policy) => policy.name === name));
     if (base !== undefined && missing.length > 0) {
-      throw new TypeError(
-        `the route's rateLimits name ${
-          missing.map((n) => `"${n}"`).join(", ")
-        }, which key ${keyId} ` +
-          `does not have (its policies: ${all.policies.map(({ name }) => name).join(", ")})`,
+      const names = missing.map((n) => `"${n}"`).join(", ");
+      const policies = all.policies.map(({ name }) => name).join(", ");
+      throw keyBug(
+        (key) =>
+          `the route's rateLimits name ${names}, which ${key} does not have (its policies: ${policies})`,
+        keyId,
       );
     }
     return pick((name) => names.includes(name));
@@ -562,15 +563,50 @@ export function routeRateLimitOf(
   return Object.freeze(route);
 }
 
+/** The cause of a bug as its message tells it. */
+function causeText(cause: unknown): string {
+  return cause instanceof Error ? `${cause.name}: ${cause.message}` : String(cause);
+}
+
 /** A `TypeError` naming `where` and the cause's message (a bug: answered 500, never passed open). */
 function bug(where: string, cause: unknown): TypeError {
-  const message = cause instanceof Error ? `${cause.name}: ${cause.message}` : String(cause);
-  return new TypeError(`${where}: ${message}`, { cause });
+  return new TypeError(`${where}: ${causeText(cause)}`, { cause });
+}
+
+/** The identities of bugs met by one key, without that key (see `bugIdentity`). */
+const KEYLESS_BUGS = new WeakMap<Error, string>();
+
+/**
+ * A `TypeError` whose message is `message` naming key `keyId`; its bug identity
+ * (`bugIdentity`) names no key, so every key meeting the bug shares it.
+ */
+function keyBug(message: (key: string) => string, keyId: string, cause?: unknown): TypeError {
+  const error = new TypeError(message(`key ${keyId}`), cause === undefined ? undefined : { cause });
+  KEYLESS_BUGS.set(error, message("the key"));
+  return error;
 }
 
 /** Input the limiter refuses (a cost over MAX_CREDITS with credits, bad stored credits): a bug. */
 function refused(context: ApiKeyContext, cause: unknown): TypeError {
-  return bug(`the rate-limit check of key ${context.keyId}`, cause);
+  return keyBug(
+    (key) => `the rate-limit check of ${key}: ${causeText(cause)}`,
+    context.keyId,
+    cause,
+  );
+}
+
+/**
+ * What makes bug `error` distinct for `bugReporter`: its message, without the
+ * key id when a key met it (one broken route fails every key alike).
+ *
+ * @example
+ * ```ts
+ * import { bugIdentity } from "./_limits.ts";
+ * bugIdentity(new TypeError("a resolver's bad policy")); // "a resolver's bad policy"
+ * ```
+ */
+export function bugIdentity(error: Error): string {
+  return KEYLESS_BUGS.get(error) ?? error.message;
 }
 
 /** Most distinct bugs a `bugReporter` remembers (a bug seen is not logged again). */
@@ -580,7 +616,8 @@ const MAX_BUG_LINES = 100;
  * Logs each distinct bug (a route naming a policy a key lacks, a resolver's
  * bad policy) once through `log`, which redacts (see `serviceLog`, `_service_hooks.ts`), so a
  * broken route answering 500 on every request does not flood the log: `line`
- * is logged unless `bug` (the route and the message; default `line`) was.
+ * is logged unless `bug` (the route and `bugIdentity`, never a key id; default
+ * `line`) was.
  * Never throws.
  *
  * @example

@@ -14,7 +14,7 @@ import { apiKeyChallenge, ApiKeyError } from "../errors.ts";
 import { failureLine } from "../_sinks.ts";
 import { serviceLog } from "../_service_hooks.ts";
 import { refuseUnknownOptions } from "../_options.ts";
-import { bugReporter, rateLimitHeaders } from "../metering/_limits.ts";
+import { bugIdentity, bugReporter, rateLimitHeaders } from "../metering/_limits.ts";
 import type { ApiKeyContext, AuthorizeOptions, Environment, RequiredScope } from "../types.ts";
 import { defaultApiKeyClientIpResolver } from "./api_keys.client_ip.ts";
 import {
@@ -185,7 +185,7 @@ export class ApiKeysGuard {
   readonly #logger = new Logger("ApiKeysGuard");
   /** Logs an error line redacted with the service's key layouts. */
   readonly #logError: (line: string) => void;
-  readonly #reportBug: (line: string) => void;
+  readonly #reportBug: (line: string, bug?: string) => void;
   readonly #legacyHeaders: boolean;
 
   /** Builds the guard; a missing writer or resolver means the default one. */
@@ -248,7 +248,8 @@ export class ApiKeysGuard {
         else writeRateLimitHeaders(response, error, this.#legacyHeaders);
       } else if (error instanceof TypeError) {
         // A bug (a route naming a policy the key lacks, a resolver's bad policy): answered 500.
-        this.#reportBug(`${routeName(context)}: ${error.message}`);
+        const route = routeName(context);
+        this.#reportBug(`${route}: ${error.message}`, `${route}: ${bugIdentity(error)}`);
       }
       throw toApiKeyHttpException(error);
     }
