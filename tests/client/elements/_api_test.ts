@@ -185,8 +185,14 @@ describe("client/elements/_api.ts", () => {
   });
 
   describe("the 30 s deadline of a call, its token included", () => {
-    // Enabled once: Node 20 mocks nothing after a re-enable.
-    before(() => mock.timers.enable({ apis: ["setTimeout"] }));
+    // Enabled once: Node 20 mocks nothing after a re-enable. The connections of the tests above
+    // close first, with real timers: on Node, undici's timer of a connection made before the mock
+    // ran under it (ticked along) for a parser already collected (an uncaught TypeError).
+    before(async () => {
+      server.closeAllConnections();
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      mock.timers.enable({ apis: ["setTimeout"] });
+    });
     after(async () => {
       // The connections made under the mock close while it is on: on Node, undici clears their
       // timers through the mocked clearTimeout, and a timer left behind fired after the reset for
