@@ -5,11 +5,13 @@
  * time would count the other processes' turns; `alternateCpu`: 21 rounds after
  * 3 untimed ones, each round starting with the other side, a row's ratio the
  * median of the rounds' ratios; the memory rows once untimed first, so the JIT's
- * background work of a new process is not counted). Ours is `limiter.check` with a compiled policy; the peer's is
- * `consume`. Rows, ours ÷ peer (target ≤ 1.0, `MISSED` past it, never a
- * failure): an allowed check, a refused check (on a remote store with
- * `refusalMemory: 0`: every refusal through the store, as the peer's; see
- * `rememberedRows` for the defaults), and one policy + credits in one
+ * background work of a new process is not counted). Ours is `limiter.check`
+ * with a compiled policy, its store given the client (or pool) itself as an
+ * application passes it (no counting wrapper); the peer's is `consume`.
+ * Rows, ours ÷ peer (target ≤ 1.0, `MISSED` past it, never a failure): an
+ * allowed check, a refused check (on a remote store with `refusalMemory: 0`:
+ * every refusal through the store, as the peer's; see `rememberedRows` for the
+ * defaults), and one policy + credits in one
  * check against the peer's two consumes (a limit and a points balance), on
  * memory and, with `REDIS_URL` / `DATABASE_URL`, on Redis (`RateLimiterRedis`)
  * and PostgreSQL (`RateLimiterPostgres`), one check at a time, at 100 and
@@ -268,7 +270,7 @@ async function remoteEngine(kind: StoreKind): Promise<Engine | string> {
   const variable = kind === "redis" ? "REDIS_URL" : "DATABASE_URL";
   const url = process.env[variable];
   if (!url) return `${kind}: ${variable} is not set, skipped`;
-  const real = await openStore(kind, url);
+  const real = await openStore(kind, url, 5, undefined, false);
   const limiter = (_n?: number, refusalMemory?: number) =>
     createRateLimiter({
       ...quiet,
@@ -404,7 +406,9 @@ async function neighbourRow(kind: StoreKind): Promise<string[] | string> {
   if (!url) return `${kind} neighbour: ${variable} is not set, skipped`;
   const stamp = Date.now();
   const hot = `hot:${stamp}`;
-  const stores = await Promise.all([0, 1, 2, 3, 4].map(() => openStore(kind, url, 1)));
+  const stores = await Promise.all(
+    [0, 1, 2, 3, 4].map(() => openStore(kind, url, 1, undefined, false)),
+  );
   const peers = await Promise.all([0, 1, 2, 3, 4].map(async () => {
     const on = await peerOn(kind, url);
     return { peer: await on.make(1, `neighbour${stamp}`), close: on.close };
@@ -587,7 +591,7 @@ async function serverRows(): Promise<string[][] | string> {
   const url = process.env.REDIS_URL;
   if (!url) return "redis server time: REDIS_URL is not set, skipped";
   const stamp = Date.now();
-  const real = await openStore("redis", url);
+  const real = await openStore("redis", url, 5, undefined, false);
   const peers = await peerOn("redis", url);
   const client = await connectRedis(url);
   try {

@@ -85,7 +85,10 @@ export async function checkOnce(
 export interface RealStore {
   kind: StoreKind;
   store: RateLimitStore;
-  /** Round trips (Redis commands or PostgreSQL statements) the store sent. */
+  /**
+   * Round trips (Redis commands or PostgreSQL statements) the store sent (a store opened
+   * uncounted throws: it has no count).
+   */
   sent: () => number;
   close: () => Promise<void>;
 }
@@ -93,20 +96,27 @@ export interface RealStore {
 /**
  * Opens a store of `kind` on `url` (default: the suite's), counting what it
  * sends, through the store client at `version` (default: the repository's).
+ * With `counted` false the store gets the client (or pool) itself, as an
+ * application passes it: the benchmarks time that, not the counting wrapper.
  */
 export async function openStore(
   kind: StoreKind,
   url?: string,
   max = 5,
   version?: string,
+  counted = true,
 ): Promise<RealStore> {
   let sent = 0;
+  const count = () => {
+    if (!counted) throw new Error("openStore: this store was opened uncounted");
+    return sent;
+  };
   if (kind === "postgres") {
     const pg = loadClient<typeof pgModule>("pg", version).module;
     // Idle connections stay open: a new one compiles the functions again on its first batch.
     const pool = new pg.Pool({ connectionString: url ?? DATABASE_URL, max, idleTimeoutMillis: 0 });
     // No listener of its own: the store's keeps a terminated backend from ending the process.
-    const counted = {
+    const counting = {
       query: (text: string | PostgresNamedQuery, values?: unknown[]) => (
         sent++, typeof text === "string" ? pool.query(text, values) : pool.query(text)
       ),
@@ -115,13 +125,13 @@ export async function openStore(
     };
     return {
       kind,
-      store: createPostgresRateLimitStore({ pool: counted, logger: () => {} }),
-      sent: () => sent,
+      store: createPostgresRateLimitStore({ pool: counted ? counting : pool, logger: () => {} }),
+      sent: count,
       close: () => pool.end(),
     };
   }
   const client = await connectRedis(url ?? REDIS_URL!, 5_000, version, false);
-  const counted = {
+  const counting = {
     get isOpen() {
       return client.isOpen;
     },
@@ -142,8 +152,8 @@ export async function openStore(
   };
   return {
     kind,
-    store: createRedisRateLimitStore({ client: counted, logger: () => {} }),
-    sent: () => sent,
+    store: createRedisRateLimitStore({ client: counted ? counting : client, logger: () => {} }),
+    sent: count,
     close: () => Promise.resolve(client.destroy()),
   };
 }
