@@ -807,3 +807,60 @@ describe("createMemoryRateLimitStore checkNow(counters, nowMs)", () => {
     assert.equal(store.checkNow([counter("a", 1, 1)], Date.now())[0].allowed, true);
   });
 });
+
+describe("createMemoryRateLimitStore on a clock that reads no time (a bug)", () => {
+  const BAD = [Infinity, -Infinity, Number.NaN, -1, 8.64e15 + 1, "1000", undefined];
+  const policy = [{ name: "api", limit: 3, windowMs: 60_000 }];
+  const credits = { initial: 5, refill: { amount: 100, interval: "daily" as const } };
+  const isClockError = (e: unknown) => e instanceof TypeError && /\bnow\b/.test(e.message);
+
+  it("every reading (checkNow, checkBatch, changeCredits, readCredits) is a TypeError, nothing counted or kept: the store goes on counting as before", async () => {
+    for (const bad of BAD) {
+      let t = Date.UTC(2026, 0, 1, 12);
+      let junk = false;
+      const store = createMemoryRateLimitStore({ now: () => (junk ? bad as number : t) });
+      const limiter = createRateLimiter({ store, logger: () => {} });
+      for (let i = 0; i < 3; i++) limiter.checkNow!("key:victim", policy);
+      junk = true;
+      assert.throws(() => store.checkNow([counter("other")]), isClockError, String(bad));
+      assert.throws(() => limiter.checkNow!("key:k", [], { credits, cost: 5 }), isClockError);
+      await assert.rejects(
+        store.checkBatch([{ counters: [counter("other")], deadline: Infinity }]),
+        isClockError,
+      );
+      const k = { kind: "credit" as const, subject: "key:k", name: "credits", cost: 1, ...credits };
+      await assert.rejects(store.changeCredits(k, { add: 1 }, Infinity), isClockError);
+      await assert.rejects(store.readCredits([k]), isClockError);
+      junk = false;
+      assert.equal(store.size, 1, `${String(bad)}: nothing counted or kept but the victim's row`);
+      for (let i = 0; i < 20; i++) {
+        t += 1;
+        assert.equal(limiter.checkNow!("key:victim", policy).allowed, false, "still refused");
+      }
+      assert.equal(limiter.checkNow!("key:k", [], { credits, cost: 5 }).allowed, true);
+      t += 3 * 86_400_000; // the balance started at the last good reading: it refills as due
+      assert.equal(limiter.checkNow!("key:k", [], { credits, cost: 1 }).credits?.remaining, 99);
+    }
+  });
+
+  it("the limiter refuses (closed): its check rejects with the TypeError whatever its failure policy", async () => {
+    const store = createMemoryRateLimitStore({ now: () => Infinity });
+    const limiter = createRateLimiter({ store, onStoreError: "open", logger: () => {} });
+    await assert.rejects(limiter.check("key:a", policy), isClockError);
+    assert.throws(() => limiter.checkNow!("key:a", policy), isClockError);
+  });
+
+  it("made while Date.now is replaced (a fake timer) that then reads no time: a TypeError too", () => {
+    const original = Date.now;
+    let reading: unknown = 5_000;
+    Date.now = () => reading as number;
+    try {
+      const store = createMemoryRateLimitStore();
+      assert.equal(store.checkNow([counter("a")])[0].allowed, true);
+      reading = Number.NaN;
+      assert.throws(() => store.checkNow([counter("a")], 5_000), isClockError);
+    } finally {
+      Date.now = original;
+    }
+  });
+});
