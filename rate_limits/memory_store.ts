@@ -31,7 +31,11 @@ export interface MemoryRateLimitStoreOptions {
    * check stays constant).
    */
   maxCounters?: number;
-  /** Clock in ms (default `Date.now`), counted in whole ms (a fraction floored); tests inject a fake one. */
+  /**
+   * Clock in ms since the epoch (default `Date.now`), counted in whole ms (a
+   * fraction floored); tests inject a fake one. A reading outside 0–8.64e15
+   * (Infinity, NaN) is a `TypeError`.
+   */
   now?: () => number;
 }
 
@@ -239,9 +243,13 @@ export function createMemoryRateLimitStore(
 ): MemoryRateLimitStore {
   assertKnownOptions(options, ["maxCounters", "now"], "createMemoryRateLimitStore");
   const maxCounters = assertCount(options.maxCounters ?? 100_000, 1, "maxCounters");
-  // Whole ms, as Redis and PostgreSQL count: a fractional clock (performance.now()) floored.
-  const now = options.now;
-  const clock = now === undefined ? Date.now : () => Math.floor(now());
+  const read = options.now ?? Date.now;
+  // Whole ms, as Redis and PostgreSQL count: a fractional clock (performance.now()) floored. A
+  // reading that is no time (Infinity, NaN) is a store bug: a TypeError, never counted at.
+  const clock = options.now === undefined && read === NATIVE_DATE_NOW ? read : () => {
+    const t = read();
+    return assertEpochMs(Number.isFinite(t) ? Math.floor(t) : t, "now()");
+  };
   const balances = new Recency<Held<Balance>>();
   let balanceCount = 0;
   /** Moved by every check and change: the balances it uses carry it (see `sweepBalances`). */
