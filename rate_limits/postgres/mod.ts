@@ -435,23 +435,32 @@ export function createPostgresRateLimitStore(
       return Promise.reject(error);
     }
   };
-  /** A statement's rows, the database's clock its last row answers observed. */
-  const rowsOf = ({ rows }: { rows: Record<string, unknown>[] }) => {
+  /**
+   * A statement's rows (sent at `sentAt`, `clock.now()`), the database's clock its last row
+   * answers observed.
+   */
+  const rowsOf = ({ rows }: { rows: Record<string, unknown>[] }, sentAt: number) => {
     const last = rows[rows.length - 1];
-    if (last && "now_ms" in last) clock.observe(Number(last.now_ms));
+    if (last && "now_ms" in last) clock.observe(Number(last.now_ms), sentAt);
     return rows;
   };
   /**
-   * Runs one statement and resolves to its rows (see `rowsOf`). No wait of its
-   * own: the limiter's door bounds every call.
+   * Runs one statement (sent at `sentAt`) and resolves to its rows (see `rowsOf`). No wait of
+   * its own: the limiter's door bounds every call.
    */
-  const run = (text: string, values?: unknown[], name?: string, deadline?: number) =>
-    send(text, values, name, deadline).then(rowsOf);
-  /** `deadline` (local ms) on the database's clock, reading that clock first when no round trip was seen. */
-  const onServer = async (deadline: number) => {
+  const run = (
+    text: string,
+    values?: unknown[],
+    name?: string,
+    deadline?: number,
+    sentAt = clock.now(),
+  ) => send(text, values, name, deadline).then((result) => rowsOf(result, sentAt));
+  /** Reads the database's clock when no round trip was seen (a deadline is never sent unknown). */
+  const knowClock = async (deadline: number) => {
     if (!clock.known) await run(TIME_SQL, [], undefined, deadline);
-    return clock.toServer(deadline) ?? -1;
   };
+  /** `deadline` (local ms) on the database's clock, for a call sent at `sentAt` (`clock.now()`). */
+  const onServer = (deadline: number, sentAt: number) => clock.toServer(deadline, sentAt) ?? -1;
 
   /** The answer of `rate_limit_bucket_check` or `rate_limit_credit_check` for `n` counters. */
   const checkAnswer = (answer: Record<string, unknown>[], n: number): StoreBatchAnswer => {
@@ -476,15 +485,16 @@ export function createPostgresRateLimitStore(
     windows: readonly WindowCounter[],
     deadline: number,
   ): Promise<StoreBatchAnswer> => {
-    if (!clock.known) return onServer(deadline).then(() => checkOne(windows, deadline));
+    if (!clock.known) return knowClock(deadline).then(() => checkOne(windows, deadline));
     const n = windows.length;
-    const at = clock.toServer(deadline) ?? -1;
+    const sentAt = clock.now();
+    const at = onServer(deadline, sentAt);
     if (n === 1) {
       const [c] = windows;
       const values = [at, c.subject, c.name, c.windowMs, c.limit, c.cost];
       return send(windowsOnly.checkOne.text, values, windowsOnly.checkOne.name, deadline).then((
         result,
-      ) => checkAnswer(rowsOf(result), 1));
+      ) => checkAnswer(rowsOf(result, sentAt), 1));
     }
     const [subjects, names, windowMs, limits, costs] = [[], [], [], [], []] as unknown[][];
     for (const c of windows) {
@@ -496,7 +506,7 @@ export function createPostgresRateLimitStore(
     }
     const values = [at, subjects, names, windowMs, limits, costs];
     return send(windowsOnly.check.text, values, windowsOnly.check.name, deadline).then((result) =>
-      checkAnswer(rowsOf(result), n)
+      checkAnswer(rowsOf(result, sentAt), n)
     );
   };
 
@@ -508,8 +518,9 @@ export function createPostgresRateLimitStore(
     counters: readonly RateLimitCounter[],
     deadline: number,
   ): Promise<StoreBatchAnswer> => {
-    if (!clock.known) return onServer(deadline).then(() => checkCredits(counters, deadline));
-    const at = clock.toServer(deadline) ?? -1;
+    if (!clock.known) return knowClock(deadline).then(() => checkCredits(counters, deadline));
+    const sentAt = clock.now();
+    const at = onServer(deadline, sentAt);
     const n = counters.length;
     const [w, c] = counters;
     if (n === 2 && w.kind === "window" && c.kind === "credit") {
@@ -517,7 +528,7 @@ export function createPostgresRateLimitStore(
       const values: unknown[] = [at, w.subject, w.name, w.windowMs, w.limit, w.cost];
       values.push(c.subject, c.name, c.initial, c.initialAt ?? null, amount, every, day, c.cost);
       return send(CREDIT_CHECK_ONE.text, values, CREDIT_CHECK_ONE.name, deadline).then((result) =>
-        checkAnswer(rowsOf(result), 2)
+        checkAnswer(rowsOf(result, sentAt), 2)
       );
     }
     const { windows, credits, inOrder } = byKind(counters);
@@ -537,7 +548,7 @@ export function createPostgresRateLimitStore(
       credits.map((c) => c.cost),
     ];
     return send(CREDIT_CHECK.text, values, CREDIT_CHECK.name, deadline).then((result) => {
-      const { results: [answers] } = checkAnswer(rowsOf(result), n);
+      const { results: [answers] } = checkAnswer(rowsOf(result, sentAt), n);
       return { results: [answers && inOrder(answers)] };
     });
   };
@@ -555,8 +566,9 @@ export function createPostgresRateLimitStore(
       const rest = await checkMany(checks.slice(next));
       return { results: [...results, ...rest.results] };
     }
-    const deadlines: number[] = [];
-    for (const check of checks) deadlines.push(await onServer(check.deadline));
+    await knowClock(checks[0].deadline);
+    const sentAt = clock.now();
+    const deadlines = checks.map((check) => onServer(check.deadline, sentAt));
     const windows = split.flatMap((k) => k.windows);
     const rows = distinct(windows, (c) => `${c.subject}\u0000${c.name}\u0000${c.windowMs}`);
     const balances = distinct(credits, (c) => `${c.subject}\u0000${c.name}`);
@@ -584,6 +596,7 @@ export function createPostgresRateLimitStore(
       ],
       batch.name,
       Math.max(...checks.map((check) => check.deadline)),
+      sentAt,
     );
     let at = 0;
     const results = split.map((kinds, q) => {
@@ -626,10 +639,12 @@ export function createPostgresRateLimitStore(
     async changeCredits(counter: CreditCounter, change, deadline) {
       const valid = compileCreditChange(change);
       const anchor = "anchor" in valid;
+      await knowClock(deadline);
+      const sentAt = clock.now();
       const [row] = await run(
         anchor ? ANCHOR_SQL : CHANGE_SQL,
         [
-          await onServer(deadline),
+          onServer(deadline, sentAt),
           counter.subject,
           counter.name,
           counter.initial,
@@ -640,6 +655,7 @@ export function createPostgresRateLimitStore(
         ],
         undefined,
         deadline,
+        sentAt,
       ).catch((error) => {
         // No credit_change_before taking p_anchor (undefined_function): the migration is missing.
         if (!anchor || (error as { code?: unknown })?.code !== "42883") throw error;

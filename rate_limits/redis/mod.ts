@@ -281,22 +281,25 @@ export function createRedisRateLimitStore(
     ...keys,
     ...args,
   ];
-  /** A reply, its last number (the server's time) observed. */
-  const observed = (reply: unknown) => {
+  /** A reply of a call sent at `sentAt` (`clock.now()`), its last number (the server's time) observed. */
+  const observed = (reply: unknown, sentAt: number) => {
     const at = Array.isArray(reply) ? reply[reply.length - 1] : reply;
-    clock.observe(Number(at));
+    clock.observe(Number(at), sentAt);
     return reply;
   };
   /**
    * Sends one script (`EVALSHA`, or `EVAL` when the server does not hold it),
-   * never while the client is not ready (nothing queued); observes the time it
-   * answers last (or resolves to `read(reply)`, which observes it: one step
-   * for both). No wait of its own: the limiter's door bounds every call.
+   * never while the client is not ready (nothing queued), as sent at `sentAt`
+   * (`clock.now()`, or the caller's reading that converted its deadlines);
+   * observes the time it answers last (or resolves to `read(reply)`, which
+   * observes it: one step for both). No wait of its own: the limiter's door
+   * bounds every call.
    */
   const run = <T = unknown>(
     script: string,
     words: string[],
-    read: (reply: unknown) => T = observed as (reply: unknown) => T,
+    sentAt = clock.now(),
+    read: (reply: unknown) => T = (reply) => observed(reply, sentAt) as T,
   ): Promise<T> => {
     if (client.isOpen === false) {
       return Promise.reject(
@@ -313,7 +316,7 @@ export function createRedisRateLimitStore(
     if (sha === undefined) {
       return hashes.get(script)!.then((hash) => {
         known.set(script, hash);
-        return run(script, words, read);
+        return run(script, words, sentAt, read);
       });
     }
     let sent: Promise<unknown>;
@@ -332,8 +335,9 @@ export function createRedisRateLimitStore(
   const knowClock = async () => {
     if (!clock.known) await run(TIME_SCRIPT, wordsOf([], []));
   };
-  /** `deadline` (local ms) on the server's clock. */
-  const onServer = (deadline: number) => String(clock.toServer(deadline) ?? -1);
+  /** `deadline` (local ms) on the server's clock, for a call sent at `sentAt` (`clock.now()`). */
+  const onServer = (deadline: number, sentAt: number) =>
+    String(clock.toServer(deadline, sentAt) ?? -1);
   const creditKey = (c: CreditCounter) =>
     c.slot === undefined
       ? `${prefix}{${c.subject}}:${c.name}:c`
@@ -471,6 +475,7 @@ export function createRedisRateLimitStore(
   const checkBatch = (checks: readonly StoreCheck[]): Promise<StoreBatchAnswer> => {
     if (checks.length === 0) return Promise.resolve({ results: [] });
     if (!clock.known) return knowClock().then(() => checkBatch(checks));
+    const sentAt = clock.now();
     // The verb and script (set when sent), the number of keys (one per counter), the keys.
     const words = ["", "", ""];
     let split: (ReturnType<typeof byKind> | undefined)[] | undefined;
@@ -497,7 +502,7 @@ export function createRedisRateLimitStore(
       const kinds = split?.[q];
       const windows = kinds === undefined ? counters as readonly WindowCounter[] : kinds.windows;
       const credits = kinds === undefined ? 0 : kinds.credits.length;
-      words.push(onServer(deadline), String(windows.length), String(credits));
+      words.push(onServer(deadline, sentAt), String(windows.length), String(credits));
       for (let c = 0; c < windows.length; c++) {
         const w = windows[c];
         words.push(String(w.limit), String(w.windowMs), String(w.cost));
@@ -505,7 +510,12 @@ export function createRedisRateLimitStore(
       if (kinds === undefined) continue;
       for (const c of kinds.credits) words.push(String(c.cost), ...creditArgs(c));
     }
-    return run(CHECK_SCRIPT, words, (reply) => answersOf(checks, split, observed(reply)));
+    return run(
+      CHECK_SCRIPT,
+      words,
+      sentAt,
+      (reply) => answersOf(checks, split, observed(reply, sentAt)),
+    );
   };
 
   answersWellFormed(checkBatch); // the limiter does not check its answers again
@@ -524,9 +534,10 @@ export function createRedisRateLimitStore(
       const anchor = "anchor" in valid;
       const key = creditKey(counter);
       await knowClock();
+      const sentAt = clock.now();
       // Noted as the reply is read (as a spend's is), so in the order Redis applied them.
       const applied = (answer: unknown) => {
-        const reply = numbers(observed(answer), (r) => r.length === 5);
+        const reply = numbers(observed(answer, sentAt), (r) => r.length === 5);
         if (reply[0] !== 1) return null;
         // A balance kept and anchored: its rule is changing, and a drain would read it under this
         // old one (and count its refills). Its caller writes back the balance answered, with the
@@ -540,12 +551,13 @@ export function createRedisRateLimitStore(
       return await run(
         CHANGE_SCRIPT,
         wordsOf([key], [
-          onServer(deadline),
+          onServer(deadline, sentAt),
           ...creditArgs(counter),
           how,
           String(n),
           anchor ? "1" : "0",
         ]),
+        sentAt,
         applied,
       );
     },

@@ -278,6 +278,33 @@ describe("createPostgresRateLimitStore", () => {
     await assert.rejects(store.checkBatch([{ counters: [a], deadline }]), TypeError);
   });
 
+  it("follows a database clock stepped back at the first reply after the step: the next deadline sent is on the new clock, a check's and a credit change's", async () => {
+    let ahead = SERVER_AHEAD;
+    const { pool, sent } = fakePool((text) =>
+      /credit_change_before/.test(text)
+        ? [{ applied: true, remaining: 10, reset_ms: -1, before: 9, now_ms: Date.now() + ahead }]
+        : [{ allowed: true, remaining: 4, reset_ms: 900, now_ms: Date.now() + ahead }]
+    );
+    const store = createPostgresRateLimitStore({ pool });
+    /** Each call resolves to the deadline it sent. */
+    const check = async (deadline: number) => {
+      await store.checkBatch([{ counters: [a], deadline }]);
+      return Number(sent.at(-1)![1]![0]);
+    };
+    const change = async (deadline: number) => {
+      await store.changeCredits(credit, { add: 1 }, deadline);
+      return Number(sent.at(-1)![1]![0]);
+    };
+    await check(Date.now() + 1_000); // the database's clock read first
+    for (const [first, next] of [[change, check], [check, change]]) {
+      ahead -= 5_000; // the database's clock steps back 5 s (NTP, a failover to a replica behind)
+      await first(Date.now() + 5_000); // its reply shows the step
+      const deadline = Date.now() + 1_000;
+      const late = await next(deadline) - (deadline + ahead);
+      assert.ok(late <= 0 && late > -1_000, `sent ${late} ms later than the true instant`);
+    }
+  });
+
   it("changeCredits resolves null when the database answers it was past the deadline", async () => {
     const { pool } = fakePool(
       () => [{ applied: false, remaining: null, reset_ms: null, now_ms: 1 }],

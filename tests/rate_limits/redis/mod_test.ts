@@ -17,8 +17,14 @@ const counters = [
 ];
 const SERVER_AHEAD = 10_000;
 
-/** A fake node-redis client answering the time script and `check` for the check script. */
-function fakeClient(check: (call: RedisScriptArguments) => unknown[]) {
+/**
+ * A fake node-redis client answering the time script and `check` for the check script, its
+ * server's clock `server.ahead` ms ahead of this process's.
+ */
+function fakeClient(
+  check: (call: RedisScriptArguments) => unknown[],
+  server = { ahead: SERVER_AHEAD },
+) {
   const calls: { script: string; call: RedisScriptArguments }[] = [];
   const hashes = new Map<string, string>();
   const client = Object.assign(new EventEmitter(), {
@@ -35,7 +41,7 @@ function fakeClient(check: (call: RedisScriptArguments) => unknown[]) {
         script,
       );
       calls.push({ script, call });
-      const now = Date.now() + SERVER_AHEAD;
+      const now = Date.now() + server.ahead;
       if (script === TIME_SCRIPT) return now;
       return [...check(call), now];
     },
@@ -80,6 +86,30 @@ describe("createRedisRateLimitStore", () => {
     await store.checkBatch([{ counters, deadline }]);
     assert.equal(calls.length, 3, "the offset is known: no second clock read");
     assert.equal(calls[2].script, CHECK_SCRIPT);
+  });
+
+  it("follows a server clock stepped back at the first reply after the step: the next deadline sent is on the new clock, a check's and a credit change's", async () => {
+    const server = { ahead: SERVER_AHEAD };
+    const { client, calls } = fakeClient(() => [1, 1, 4, 1_000], server);
+    const store = createRedisRateLimitStore({ client, prefix: "t:" });
+    const credit = { kind: "credit" as const, subject: "s", name: "c", cost: 0, initial: 9 };
+    /** Each call resolves to the deadline it sent. */
+    const check = async (deadline: number) => {
+      await store.checkBatch([{ counters: counters.slice(0, 1), deadline }]);
+      return Number(calls.at(-1)!.call.arguments[1]);
+    };
+    const change = async (deadline: number) => {
+      await store.changeCredits(credit, { add: 1 }, deadline);
+      return Number(calls.at(-1)!.call.arguments[0]);
+    };
+    await store.ready();
+    for (const [first, next] of [[change, check], [check, change]]) {
+      server.ahead -= 5_000; // the server's clock steps back 5 s (NTP, a failover to a server behind)
+      await first(Date.now() + 5_000); // its reply shows the step
+      const deadline = Date.now() + 1_000;
+      const late = await next(deadline) - (deadline + server.ahead);
+      assert.ok(late <= 0 && late > -1_000, `sent ${late} ms later than the true instant`);
+    }
   });
 
   it("sends through a client's sendCommand(args, options) when it has one (EVALSHA, then EVAL when the server lacks the script), without the client's command timeout; a cluster's goes through evalSha", async () => {
