@@ -43,6 +43,20 @@ function fakeClient(check: (call: RedisScriptArguments) => unknown[]) {
   return { client, calls };
 }
 
+/**
+ * A fake client whose sends fail with `error`: each script's first (`evalSha`), or its `EVAL`
+ * after a NOSCRIPT (`eval`: the clock is read).
+ */
+function failingClient(error: unknown, failing: "evalSha" | "eval") {
+  const { client } = fakeClient(() => []);
+  const base = client.eval;
+  client.evalSha = () =>
+    Promise.reject(failing === "evalSha" ? error : new Error("NOSCRIPT No matching script."));
+  client.eval = (script, call) =>
+    script === TIME_SCRIPT ? base(script, call) : Promise.reject(error);
+  return client;
+}
+
 // The scripts run on real Redis in tests/limits/stores_test.ts; here, what the store sends.
 describe("createRedisRateLimitStore", () => {
   it("reads the server's clock first, then sends ONE script per batch with each deadline on the server's clock", async () => {
@@ -235,15 +249,8 @@ describe("createRedisRateLimitStore", () => {
     const credit = { kind: "credit" as const, subject: "s", name: "c", cost: 0, initial: 1 };
     for (const reply of [...bugs, ...outages]) {
       const error = new Error(reply);
-      // The script's first send (EVALSHA) fails, or its EVAL after a NOSCRIPT does.
       for (const failing of ["evalSha", "eval"] as const) {
-        const { client } = fakeClient(() => []);
-        const base = client.eval;
-        client.evalSha = () =>
-          Promise.reject(failing === "evalSha" ? error : new Error("NOSCRIPT No matching script."));
-        client.eval = (script, call) =>
-          script === TIME_SCRIPT ? base(script, call) : Promise.reject(error);
-        const store = createRedisRateLimitStore({ client });
+        const store = createRedisRateLimitStore({ client: failingClient(error, failing) });
         const deadline = Date.now() + 5_000;
         for (
           const call of [
@@ -282,15 +289,8 @@ describe("createRedisRateLimitStore", () => {
   it("rejects with a client's error as it is when its message cannot be read (a revoked Proxy): the failure policy's, not a TypeError", async () => {
     const { proxy, revoke } = Proxy.revocable({}, {});
     revoke();
-    // The script's first send (EVALSHA) fails, or its EVAL after a NOSCRIPT does.
     for (const failing of ["evalSha", "eval"] as const) {
-      const { client } = fakeClient(() => []);
-      const base = client.eval;
-      client.evalSha = () =>
-        Promise.reject(failing === "evalSha" ? proxy : new Error("NOSCRIPT No matching script."));
-      client.eval = (script, call) =>
-        script === TIME_SCRIPT ? base(script, call) : Promise.reject(proxy);
-      const store = createRedisRateLimitStore({ client });
+      const store = createRedisRateLimitStore({ client: failingClient(proxy, failing) });
       const rejected = await store.checkBatch([{ counters, deadline: Date.now() + 50 }]).then(
         () => ({ error: "none" }),
         (error: unknown) => ({ error }),
