@@ -121,7 +121,7 @@ export function assertBounded(value: unknown, min: number, max: number, what: st
 }
 
 /** Latest time a `Date` holds, in ms since the epoch. */
-const MAX_EPOCH_MS = 8.64e15;
+export const MAX_EPOCH_MS = 8.64e15;
 
 /**
  * Throws a `TypeError` naming `what` unless `value` is a time in ms since the

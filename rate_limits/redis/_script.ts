@@ -9,7 +9,7 @@
  *
  * @module
  */
-import { MAX_CREDITS } from "../credits.ts";
+import { MAX_CREDITS, MAX_EPOCH_MS, MAX_POLICY_LIMIT } from "../_checks.ts";
 import { SUB_BUCKETS } from "../_window.ts";
 
 /**
@@ -19,6 +19,7 @@ import { SUB_BUCKETS } from "../_window.ts";
 const PRELUDE = `
 -- The globals the scripts use, as locals (a local is read in one step, a global looked up by name).
 local tonumber, ARGV, KEYS, redis, math, string, unpack = tonumber, ARGV, KEYS, redis, math, string, unpack
+local MAX_MS = ${MAX_EPOCH_MS}  -- the latest time a Date holds (ms)
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local argc, keyc = 0, 0
@@ -37,6 +38,7 @@ local function key() keyc = keyc + 1 return KEYS[keyc] end
 export const CREDIT_LUA = PRELUDE + `
 -- The credit helpers: balance, save, period, flush.
 local function credit_helpers()
+  local MAX_CREDITS = ${MAX_CREDITS}  -- the most credits a balance holds
   -- The balances this script read or changed, by hash: { balance, as of, whether to write }; and
   -- the hashes to write, in order.
   local held, changed = {}, {}
@@ -86,13 +88,17 @@ local function credit_helpers()
       b, at = h[1], h[2]
     else
       local got = redis.call('HMGET', key, 'b', 'at')
-      b, at = tonumber(got[1]), tonumber(got[2])
-      if b == nil or at == nil then
-        -- A field it cannot read is an error (fails closed), never a new balance.
-        if got[1] or got[2] then error({ err = 'UNREADABLE a credit balance is not a number and a time' }) end
-        b, at, dirty, present = initial, tonumber(initial_at) or now, true, false
-      else
+      if got[1] or got[2] then
+        b, at = tonumber(got[1]), tonumber(got[2])
+        -- A field it cannot read (not a whole number in its range: tonumber also reads inf, nan and
+        -- 1e400) is an error (fails closed), never a new balance.
+        if not (b and b >= 0 and b <= MAX_CREDITS and b % 1 == 0)
+          or not (at and at >= 0 and at <= MAX_MS and at % 1 == 0) then
+          error({ err = 'UNREADABLE a credit balance is not a number and a time' })
+        end
         held[key] = { b, at, false }
+      else
+        b, at, dirty, present = initial, tonumber(initial_at) or now, true, false
       end
     end
     local start, nxt = period(now, every, day)
@@ -157,6 +163,7 @@ local B = ${SUB_BUCKETS}                          -- sub-buckets per window
 local SLOTS = B + 1                   -- sub-buckets a check counts
 local LAYOUT = '${LAYOUT}'        -- a counter's value: its newest sub-bucket, then its SLOTS slots
 local BYTES = ${8 * (SUB_BUCKETS + 2)}                      -- its length
+local MAX_LIMIT = ${MAX_POLICY_LIMIT}     -- the largest limit: a counter never holds more units
 local floor, ceil, max, pack, unpack_counter = math.floor, math.ceil, math.max, struct.pack, struct.unpack
 -- A window counter is one table: its units per ring slot (sub-bucket q in c[q % SLOTS + 1]), then these:
 local HEAD = SLOTS + 1                -- its newest sub-bucket
@@ -215,7 +222,10 @@ for _ = 1, checks do
             if not (units >= 0 and units % 1 == 0) then unreadable = true end
             total = total + units
           end
-          if unreadable or not (head % 1 == 0) then error({ err = 'UNREADABLE a window counter is not in its layout' }) end
+          -- Whole units, no more than any limit, and a sub-bucket within a Date's range.
+          if unreadable or total > MAX_LIMIT or not (head >= 0 and head % 1 == 0 and head * window <= MAX_MS * B) then
+            error({ err = 'UNREADABLE a window counter is not in its layout' })
+          end
           if q - head >= SLOTS then
             for j = 1, SLOTS do c[j] = 0 end
             head, total, c[MOVED] = q, 0, true

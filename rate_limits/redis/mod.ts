@@ -153,19 +153,35 @@ export interface RedisRateLimitStore extends RateLimitStore {
  */
 const NO_CLIENT_TIMEOUT = Object.freeze({ timeout: undefined });
 
-/** The error replies of a script that found a value it cannot read at a counter's key. */
-const UNREADABLE = /^(UNREADABLE|WRONGTYPE) /;
+/**
+ * The error replies that are a bug or a misconfiguration, never an outage: a value the scripts
+ * cannot read at a counter's key (`UNREADABLE`, `WRONGTYPE`: group 1), an ACL or password the
+ * server refuses (`NOPERM`, `NOAUTH`, `WRONGPASS`), a script failing as it runs (Redis 7 names
+ * its `user_script` line; Redis 6 wraps any such failure in `Error running script`).
+ */
+const FAULT =
+  /^(?:(UNREADABLE|WRONGTYPE)|NOPERM|NOAUTH|WRONGPASS) |^ERR (?:Error (?:running|compiling) script|.*user_script:)/s;
+/**
+ * The outages a script meets as it runs that Redis reports inside such an `ERR` (Redis 6 inside
+ * every one; Redis 7 keeps their own code first, as `READONLY …`, except a cluster's): a replica,
+ * memory or disk refusing writes, a cluster down or its slot moved. `LOADING`, `BUSY`,
+ * `MASTERDOWN`, `CLUSTERDOWN`, `TRYAGAIN`, `MOVED`, `ASK` and the like come first in their reply.
+ */
+const OUTAGE_IN_SCRIPT = /-(?:READONLY|OOM|MISCONF|NOREPLICAS) |cluster is down|non local key/;
 
 /**
- * A script's error reply for a value it cannot read at a counter's key (corrupt, or another
- * program's) as a `TypeError`: a bug, so the check fails closed, never passing uncounted.
- * Any other `error` as it is.
+ * A script's error reply that is a bug or a misconfiguration (`FAULT`, not an outage) as a
+ * `TypeError`: the check fails closed, never passing uncounted. Any other `error` as it is.
  */
-function unreadable(error: unknown): unknown {
+function faultOf(error: unknown): unknown {
   const message = errorMessageOf(error);
-  if (!UNREADABLE.test(message)) return error;
+  const fault = FAULT.exec(message);
+  if (fault === null || OUTAGE_IN_SCRIPT.test(message)) return error;
+  const what = fault[1] === undefined
+    ? "'s script failed: a misconfiguration (the client's user, password or ACL) or a bug"
+    : " holds a value it cannot read";
   return new TypeError(
-    `the Redis store holds a value it cannot read (${message.replace(/ script: .*$/s, "")})`,
+    `the Redis store${what} (${message.replace(/ script: .*$/s, "")})`,
     { cause: error },
   );
 }
@@ -185,6 +201,16 @@ function numbers(reply: unknown, length?: (reply: unknown[]) => boolean): number
   }
   return reply;
 }
+
+/** The counter `ready()` sends past its deadline: its key is under the prefix, never read. */
+const PROBE: WindowCounter = Object.freeze({
+  kind: "window",
+  subject: "ready",
+  name: "ready",
+  limit: 1,
+  windowMs: 1_000,
+  cost: 1,
+});
 
 const LABEL = "createRedisRateLimitStore";
 /** Longest `prefix`. */
@@ -326,9 +352,9 @@ export function createRedisRateLimitStore(
       return Promise.reject(error);
     }
     return sent.then(read, (error) => {
-      if (!errorMessageOf(error).startsWith("NOSCRIPT")) throw unreadable(error);
+      if (!errorMessageOf(error).startsWith("NOSCRIPT")) throw faultOf(error);
       // The first words stay as sent.
-      return sendAs("EVAL", script, words.slice()).then(read, (e) => Promise.reject(unreadable(e)));
+      return sendAs("EVAL", script, words.slice()).then(read, (e) => Promise.reject(faultOf(e)));
     });
   };
   /** Reads the server's clock once when no round trip has been seen (a deadline is never sent unknown). */
@@ -622,6 +648,12 @@ export function createRedisRateLimitStore(
       }
       // Two more readings tighten the clock offset (a slow first reply makes every deadline early).
       for (let i = 0; i < 2; i++) await run(TIME_SCRIPT, wordsOf([], []));
+      // The check script on one key under the prefix, its deadline passed (nothing read or
+      // written): a user whose ACL lacks the prefix's keys is refused here (NOPERM), not at a check.
+      const { results } = await checkBatch([{ counters: [PROBE], deadline: 0 }]);
+      if (results[0] !== null) {
+        throw new TypeError("the Redis store applied a check whose deadline had passed");
+      }
     },
     close: stopReporting,
   };

@@ -1,7 +1,9 @@
 /**
  * The Redis check script's writes on a real Redis, on a pinned clock: a
- * counter's expiry, and a batch mixing window-only and credit checks (the
- * script's static rules: tests/rate_limits/redis/_script_test.ts).
+ * counter's expiry, and a batch mixing window-only and credit checks; a value
+ * it cannot read, or an ACL user it cannot run as, failing closed; `ready()`'s
+ * probe of the prefix (the script's static rules:
+ * tests/rate_limits/redis/_script_test.ts).
  */
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
@@ -9,6 +11,7 @@ import { connectRedis, freshSubject, pinnedClient, readyStores, REDIS_URL } from
 import { createRedisRateLimitStore, type RedisScriptClient } from "../../rate_limits/redis/mod.ts";
 import type { StoreCheck } from "../../rate_limits/store.ts";
 import { createRateLimiter } from "../../rate_limits/limiter.ts";
+import { MAX_CREDITS, MAX_POLICY_LIMIT } from "../../rate_limits/_checks.ts";
 
 /** The numbers of the window counter at `key` (`struct.unpack` on the server: its value is binary). */
 async function counterAt(client: Awaited<ReturnType<typeof connectRedis>>, key: string) {
@@ -164,11 +167,21 @@ if ((await readyStores("the Redis check script")).includes("redis")) {
           assert.equal(await client.exists(creditKey), 0, "the balance was not spent");
         }
         const ring = (slot: string) => [String(Q), slot, ...Array(10).fill("0")];
+        const head = (newest: string) => [newest, ...ring("0").slice(1)];
         for (
-          const numbers of [ring("-1"), ring("0.5"), ring("1/0"), ring("0/0"), [
-            "0.5",
-            ...ring("0").slice(1),
-          ]]
+          const numbers of [
+            ring("-1"),
+            ring("0.5"),
+            ring("1/0"),
+            ring("0/0"),
+            head("0.5"),
+            // Whole numbers no counter holds: more units than any limit, a sub-bucket before the
+            // epoch or past a Date's range (its expiry could not be set).
+            ring(String(MAX_POLICY_LIMIT + 1)),
+            ring("1e300"),
+            head("-1"),
+            head("1e300"),
+          ]
         ) {
           await packCounter(client, windowKey, numbers);
           const packed = await counterAt(client, windowKey);
@@ -178,10 +191,24 @@ if ((await readyStores("the Redis check script")).includes("redis")) {
         }
         await client.del(windowKey);
         for (
-          const garbage of [{ b: "lots", at: "1" }, { b: "3", at: "then" }, { b: "3" }] as Record<
-            string,
-            string
-          >[]
+          const garbage of [
+            { b: "lots", at: "1" },
+            { b: "3", at: "then" },
+            { b: "3" },
+            // Text Lua's tonumber reads, but no balance or time: infinite, not a number, past the
+            // range, negative, fractional.
+            { b: "inf", at: "1" },
+            { b: "nan", at: "1" },
+            { b: "1e400", at: "1" },
+            { b: "-inf", at: "1" },
+            { b: "-1", at: "1" },
+            { b: "5.5", at: "1" },
+            { b: String(MAX_CREDITS + 1), at: "1" },
+            { b: "3", at: "inf" },
+            { b: "3", at: "-1" },
+            { b: "3", at: "0.5" },
+            { b: "3", at: "8640000000000001" },
+          ] as Record<string, string>[]
         ) {
           await client.del(creditKey);
           await client.hSet(creditKey, garbage);
@@ -222,6 +249,93 @@ if ((await readyStores("the Redis check script")).includes("redis")) {
         await client.del(creditKey);
         await client.hSet(windowKey, { a: "1" });
         await refuses("a hash");
+        store.close();
+      } finally {
+        client.destroy();
+      }
+    });
+
+    it("a user whose ACL lacks the prefix's keys: ready() and every check reject with a TypeError, never an open pass; one denied a command the script runs: that check rejects, counting nothing", async () => {
+      const admin = await connectRedis(REDIS_URL!, 2_000);
+      const password = crypto.randomUUID();
+      const outsider = `rl-acl-${crypto.randomUUID()}`;
+      const noHmget = `rl-acl-${crypto.randomUUID()}`;
+      const prefix = `${freshSubject("acl")}:`;
+      const clients: Awaited<ReturnType<typeof connectRedis>>[] = [];
+      /** A store on a client logged in as `user`, and a limiter failing open over it. */
+      const as = async (user: string) => {
+        const url = new URL(REDIS_URL!);
+        url.username = user;
+        url.password = password;
+        const client = await connectRedis(url.href, 2_000);
+        clients.push(client);
+        const store = createRedisRateLimitStore({
+          client: client as unknown as RedisScriptClient,
+          prefix,
+          logger: () => {},
+        });
+        return { store, limiter: createRateLimiter({ store, logger: () => {} }) };
+      };
+      const policy = [{ name: "api", limit: 10, windowMs: WINDOW }];
+      try {
+        await admin.sendCommand(
+          ["ACL", "SETUSER", outsider, "on", `>${password}`, "~elsewhere:*", "+@all"],
+        );
+        await admin.sendCommand(
+          ["ACL", "SETUSER", noHmget, "on", `>${password}`, `~${prefix}*`, "+@all", "-hmget"],
+        );
+        const outside = await as(outsider);
+        await assert.rejects(
+          outside.store.ready(),
+          (e) => e instanceof TypeError && /NOPERM/.test(e.message),
+        );
+        await assert.rejects(outside.limiter.ready(), TypeError);
+        for (let i = 0; i < 3; i++) {
+          await assert.rejects(Promise.resolve(outside.limiter.check("s", policy)), TypeError);
+          await assert.rejects(
+            Promise.resolve(outside.limiter.check("s", policy, { credits: { initial: 0 } })),
+            TypeError,
+          );
+        }
+        // Allowed the keys, denied HMGET: start-up and window checks run; a credit check's script
+        // fails as it runs (Redis answers ERR, not NOPERM), before anything of it is written.
+        const denied = await as(noHmget);
+        await denied.store.ready();
+        assert.equal((await denied.limiter.check("s", policy)).policies[0].remaining, 9);
+        await assert.rejects(
+          Promise.resolve(denied.limiter.check("s", policy, { credits: { initial: 5 } })),
+          (e) => e instanceof TypeError && /can't run this command/.test(e.message),
+        );
+        assert.equal((await denied.limiter.check("s", policy)).policies[0].remaining, 8);
+        assert.equal(await admin.exists(`${prefix}{s}:credits:c`), 0);
+      } finally {
+        for (const client of clients) client.destroy();
+        await admin.sendCommand(["ACL", "DELUSER", outsider, noHmget]);
+        admin.destroy();
+      }
+    });
+
+    it("ready() runs the check script once on one key under the prefix, past its deadline: nothing there read or written", async () => {
+      const client = await connectRedis(REDIS_URL!, 2_000);
+      try {
+        const prefix = `${freshSubject("probe")}:`;
+        const keys: string[][] = [];
+        const recording: RedisScriptClient = {
+          evalSha: (sha, call) => (keys.push(call.keys), client.evalSha(sha, call)),
+          eval: (script, call) => (keys.push(call.keys), client.eval(script, call)),
+        };
+        const store = createRedisRateLimitStore({ client: recording, prefix });
+        await store.ready();
+        const probed = [...new Set(keys.flat())];
+        assert.equal(probed.length, 1);
+        assert.ok(probed[0].startsWith(prefix), probed[0]);
+        assert.equal(await client.exists(probed[0]), 0, "nothing written");
+        // A value no script can read there: ready() still resolves, and leaves it as it is.
+        await client.set(probed[0], "not a counter");
+        await store.ready();
+        assert.equal(await client.get(probed[0]), "not a counter");
+        assert.equal(await client.pTTL(probed[0]), -1);
+        await client.del(probed[0]);
         store.close();
       } finally {
         client.destroy();

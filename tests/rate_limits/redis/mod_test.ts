@@ -49,6 +49,20 @@ function fakeClient(
   return { client, calls };
 }
 
+/**
+ * A fake client whose sends fail with `error`: each script's first (`evalSha`), or its `EVAL`
+ * after a NOSCRIPT (`eval`: the clock is read).
+ */
+function failingClient(error: unknown, failing: "evalSha" | "eval") {
+  const { client } = fakeClient(() => []);
+  const base = client.eval;
+  client.evalSha = () =>
+    Promise.reject(failing === "evalSha" ? error : new Error("NOSCRIPT No matching script."));
+  client.eval = (script, call) =>
+    script === TIME_SCRIPT ? base(script, call) : Promise.reject(error);
+  return client;
+}
+
 // The scripts run on real Redis in tests/limits/stores_test.ts; here, what the store sends.
 describe("createRedisRateLimitStore", () => {
   it("reads the server's clock first, then sends ONE script per batch with each deadline on the server's clock", async () => {
@@ -223,18 +237,90 @@ describe("createRedisRateLimitStore", () => {
     );
   });
 
+  it("an error reply that is a misconfiguration or a bug (a value it cannot read, an ACL or password refused, a script failing as it runs) is a TypeError; an outage's reply is passed on as it is", async () => {
+    const f = "f_dbad123b805f8a6a8242554ec4302e164def5411";
+    const at = "script: dbad123b805f8a6a8242554ec4302e164def5411, on @user_script:12.";
+    const bugs = [
+      `UNREADABLE a window counter is not in its layout ${at}`,
+      `WRONGTYPE Operation against a key holding the wrong kind of value ${at}`,
+      "NOPERM this user has no permissions to access one of the keys used as arguments",
+      "NOPERM this user has no permissions to run the 'evalsha' command",
+      "NOAUTH Authentication required.",
+      "WRONGPASS invalid username-password pair or user is disabled.",
+      // Redis 7: a Lua error, a command the ACL denies the script, a command refusing its input.
+      `ERR user_script:12: attempt to compare nil with number ${at}`,
+      `ERR The user executing the script can't run this command or subcommand ${at}`,
+      `ERR invalid expire time in 'set' command ${at}`,
+      // Redis 6 wraps every error of a script in one ERR.
+      `ERR Error running script (call to ${f}): @user_script:12: user_script:12: attempt to compare nil with number`,
+      `ERR Error running script (call to ${f}): error in error handling`,
+    ];
+    const outages = [
+      "LOADING Redis is loading the dataset in memory",
+      "BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.",
+      "MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'.",
+      "CLUSTERDOWN The cluster is down",
+      "TRYAGAIN Multiple keys request during rehashing of slot",
+      "MOVED 3999 127.0.0.1:6381",
+      "ASK 3999 127.0.0.1:6381",
+      `READONLY You can't write against a read only replica. ${at}`,
+      `OOM command not allowed when used memory > 'maxmemory'. ${at}`,
+      "MISCONF Redis is configured to save RDB snapshots, but it's currently unable to persist to disk.",
+      "NOREPLICAS Not enough good replicas to write.",
+      `ERR Script attempted to access a non local key in a cluster node ${at}`,
+      "ERR max number of clients reached",
+      // Redis 6: an outage met by a script, inside its ERR.
+      `ERR Error running script (call to ${f}): @user_script:50: @user_script: 50: -READONLY You can't write against a read only replica.`,
+      `ERR Error running script (call to ${f}): @user_script:9: @user_script: 9: -OOM command not allowed when used memory > 'maxmemory'.`,
+      `ERR Error running script (call to ${f}): @user_script:9: @user_script: 9: Lua script attempted to access a non local key in a cluster node`,
+      `ERR Error running script (call to ${f}): @user_script:9: @user_script: 9: Lua script attempted to execute a command while the cluster is down`,
+      "Socket closed unexpectedly",
+    ];
+    const credit = { kind: "credit" as const, subject: "s", name: "c", cost: 0, initial: 1 };
+    for (const reply of [...bugs, ...outages]) {
+      const error = new Error(reply);
+      for (const failing of ["evalSha", "eval"] as const) {
+        const store = createRedisRateLimitStore({ client: failingClient(error, failing) });
+        const deadline = Date.now() + 5_000;
+        for (
+          const call of [
+            () => store.checkBatch([{ counters, deadline }]),
+            () => store.changeCredits(credit, { add: 1 }, deadline),
+            () => store.readCredits([credit]),
+          ]
+        ) {
+          const rejected = await call().then(() => undefined, (e: unknown) => e);
+          if (bugs.includes(reply)) {
+            assert.ok(rejected instanceof TypeError, `${failing}: ${reply}`);
+            assert.ok(rejected.cause === error && rejected.message.includes(reply.slice(0, 20)));
+          } else {
+            assert.ok(rejected === error, `${failing}: ${reply}`);
+          }
+        }
+      }
+    }
+  });
+
+  it("ready(): reads the clock, then sends the check script once, on one key under the prefix with a deadline passed; a reply other than that check's null is a TypeError", async () => {
+    const { client, calls } = fakeClient(() => [0]);
+    await createRedisRateLimitStore({ client, prefix: "t:" }).ready();
+    const sent = calls.map((c) => c.script === CHECK_SCRIPT ? "check" : c.script === TIME_SCRIPT);
+    assert.deepEqual(sent, [true, true, true, "check"]);
+    const { keys, arguments: args } = calls[3].call;
+    assert.equal(keys.length, 1);
+    assert.ok(keys[0].startsWith("t:{"), keys[0]);
+    // One check, its deadline before the server's time now.
+    assert.equal(args[0], "1");
+    assert.ok(Number(args[1]) < Date.now() + SERVER_AHEAD - 1_000, args[1]);
+    const applied = fakeClient(() => [1, 1, 0, 0]).client;
+    await assert.rejects(createRedisRateLimitStore({ client: applied }).ready(), TypeError);
+  });
+
   it("rejects with a client's error as it is when its message cannot be read (a revoked Proxy): the failure policy's, not a TypeError", async () => {
     const { proxy, revoke } = Proxy.revocable({}, {});
     revoke();
-    // The script's first send (EVALSHA) fails, or its EVAL after a NOSCRIPT does.
     for (const failing of ["evalSha", "eval"] as const) {
-      const { client } = fakeClient(() => []);
-      const base = client.eval;
-      client.evalSha = () =>
-        Promise.reject(failing === "evalSha" ? proxy : new Error("NOSCRIPT No matching script."));
-      client.eval = (script, call) =>
-        script === TIME_SCRIPT ? base(script, call) : Promise.reject(proxy);
-      const store = createRedisRateLimitStore({ client });
+      const store = createRedisRateLimitStore({ client: failingClient(proxy, failing) });
       const rejected = await store.checkBatch([{ counters, deadline: Date.now() + 50 }]).then(
         () => ({ error: "none" }),
         (error: unknown) => ({ error }),
