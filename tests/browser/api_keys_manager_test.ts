@@ -2382,6 +2382,7 @@ describe("<api-keys-manager> in headless Chromium", { skip }, () => {
         parent.append(element);
       });
       assert.equal(await inShadow<boolean>("r.querySelector('dialog').matches(':modal')"), true);
+      assert.equal(await focused(page), "button:Copy", "focus on Copy again");
       const behind = await inShadow<boolean>(
         "(() => { const b = r.querySelector('[part~=create-button]').getBoundingClientRect(); return r.elementFromPoint(b.x + 2, b.y + 2) === r.querySelector('[part~=create-button]'); })()",
       );
