@@ -84,6 +84,10 @@ export class ApiKeysManagerElement extends HTMLElement {
   #shown: string | null = null;
   #previous: (string | null)[] = [];
   #loads = 0;
+  /** Counts the rows actions changed: a load begun before one of them is read again. */
+  #edits = 0;
+  /** Counts the `base-url` changes: an action sent before one changes no row of the routes now. */
+  #routes = 0;
   #statusTimer: ReturnType<typeof setTimeout> | undefined;
   #afterClose: (() => void) | undefined;
   #mayClose: (() => boolean) | undefined;
@@ -159,10 +163,18 @@ export class ApiKeysManagerElement extends HTMLElement {
     this.#render();
   }
 
-  /** Loads on connection; a reveal that came while off the page opens, unless a dialog is open. */
+  /**
+   * Loads on connection. A dialog open when the element left the page (no longer modal then) is
+   * modal again, focus on the control it opened with; else a reveal that came while off the page opens.
+   */
   connectedCallback(): void {
     if (this.#state === "idle") this.refresh();
-    if (!this.#dialog.open) this.#waiting.shift()?.();
+    const dialog = this.#dialog;
+    if (dialog.open && !dialog.matches(":modal")) {
+      // Its close event comes later and finds it open: nothing of it closes nor drops.
+      dialog.close();
+      dialog.showModal();
+    } else if (!dialog.open) this.#waiting.shift()?.();
   }
 
   /**
@@ -182,6 +194,7 @@ export class ApiKeysManagerElement extends HTMLElement {
    * filters), and a dialog open on it closes; a reveal stays (its secret is shown once).
    */
   #moved(): void {
+    this.#routes++;
     this.#filters = NO_FILTERS;
     this.#tools.clear();
     this.#cursor = null;
@@ -192,9 +205,13 @@ export class ApiKeysManagerElement extends HTMLElement {
     if (this.#dialog.open && !this.#revealing()) this.#close();
   }
 
-  /** Reloads the configuration (once), the current page of keys and its usage. */
+  /**
+   * Reloads the configuration (once), the current page of keys and its usage; once an action
+   * changed rows while it loaded, loads them again (its answer may be older than theirs).
+   */
   async refresh(): Promise<void> {
     const load = ++this.#loads;
+    const edits = this.#edits;
     const cursor = this.#cursor;
     this.#state = "loading";
     this.#render();
@@ -205,6 +222,7 @@ export class ApiKeysManagerElement extends HTMLElement {
       ]);
       if (load !== this.#loads) return;
       this.#config = config;
+      if (edits !== this.#edits) return this.refresh();
       this.#page = page;
       this.#shown = cursor;
       this.#usage = new Map();
@@ -469,6 +487,7 @@ export class ApiKeysManagerElement extends HTMLElement {
    * credits column appears).
    */
   #put(key: KeyView, insert?: { before?: string | undefined }): void {
+    this.#edits++;
     const keys = this.#page.keys;
     const credited = this.#context().credits;
     const index = keys.findIndex((k) => k.id === key.id);
@@ -543,8 +562,18 @@ export class ApiKeysManagerElement extends HTMLElement {
     this.#waiting.shift()?.();
   }
 
-  /** Opens the dialog with `content`; `focus` gets the focus, `after` runs when it closes. */
-  #open(title: string, alert: boolean, content: Child[], focus: HTMLElement, after?: () => void) {
+  /**
+   * Opens the dialog with `content`; `focus` gets the focus, `after` runs when it closes. Over a
+   * reveal open now, nothing (only the user closes it): `false`.
+   */
+  #open(
+    title: string,
+    alert: boolean,
+    content: Child[],
+    focus: HTMLElement,
+    after?: () => void,
+  ): boolean {
+    if (this.#revealing()) return false;
     const dialog = this.#dialog;
     dialog.replaceChildren(
       h("h3", { id: "dt", class: "wrap" }, title),
@@ -555,21 +584,28 @@ export class ApiKeysManagerElement extends HTMLElement {
     if (alert) dialog.setAttribute("aria-describedby", "dd");
     else dialog.removeAttribute("aria-describedby");
     this.#afterClose = after;
+    focus.autofocus = true; // also when the dialog opens again (`connectedCallback`)
     dialog.showModal();
     focus.focus();
+    return true;
   }
 
   /**
    * Opens a form dialog: `fields`, an alert line, Cancel and `label`; `submit` on submit, once
    * at a time, and only while `ready` (revoke's typed name matches) and no request of its key
    * (`returnTo`) runs, from a dialog closed since: `label` is off otherwise. `submit` may name
-   * the button anew (`relabel`).
+   * the button anew (`relabel`); `here` says the routes are still those it sent to (`base-url`
+   * unchanged): else its answer changes no row.
    */
   #openForm(
     title: string,
     { fields, focus }: DialogFields,
     label: string,
-    submit: (current: () => boolean, relabel: (label: string) => void) => Promise<void>,
+    submit: (
+      current: () => boolean,
+      relabel: (label: string) => void,
+      here: () => boolean,
+    ) => Promise<void>,
     options: { danger?: boolean; returnTo?: string; ready?: () => boolean } = {},
   ): void {
     const cancel = h(
@@ -597,11 +633,13 @@ export class ApiKeysManagerElement extends HTMLElement {
           running = true;
           if (key !== undefined) this.#inFlight.add(key);
           sync();
+          const routes = this.#routes;
+          const here = () => routes === this.#routes;
           try {
-            await submit(current, (label) => (confirm.textContent = label));
+            await submit(current, (label) => (confirm.textContent = label), here);
           } catch (error) {
             this.#fail(error, false, !current());
-            if (key !== undefined) await this.#reread(key, error);
+            if (key !== undefined && here()) await this.#reread(key, error);
           } finally {
             running = false;
             if (key !== undefined) this.#inFlight.delete(key);
@@ -635,10 +673,12 @@ export class ApiKeysManagerElement extends HTMLElement {
    * After an action on key `id` refused as stale (another tab rotated,
    * renamed, revoked or deleted it): 404 drops its row; 409 reads the key again and
    * updates its row in place, so it offers only what the key allows now, and
-   * reads its successor (another tab's rotation) to add its row.
+   * reads its successor (another tab's rotation) to add its row; `base-url` changed meanwhile,
+   * nothing.
    */
   async #reread(id: string, error: unknown): Promise<void> {
     if (!(error instanceof AdminApiError) || (error.status !== 404 && error.status !== 409)) return;
+    const routes = this.#routes;
     let fresh: KeyView | undefined;
     try {
       if (error.status === 409) {
@@ -647,11 +687,13 @@ export class ApiKeysManagerElement extends HTMLElement {
     } catch (failure) {
       if (!(failure instanceof AdminApiError) || failure.status !== 404) return;
     }
+    if (routes !== this.#routes) return;
     if (fresh) {
       this.#put(fresh);
       await this.#addSuccessor(fresh);
       return;
     }
+    this.#edits++;
     this.#page.keys = this.#page.keys.filter((key) => key.id !== id);
     this.#usage.delete(id);
     if (this.#page.keys.length === 0) this.#render();
@@ -659,16 +701,17 @@ export class ApiKeysManagerElement extends HTMLElement {
   }
 
   /**
-   * The successor of `key` (rotated elsewhere) read and added, unless listed; returned (as
-   * listed, or as read); unreadable, none.
+   * The successor of `key` (rotated elsewhere) read and added, unless listed (or `base-url`
+   * changed meanwhile); returned (as listed, or as read); unreadable, none.
    */
   async #addSuccessor(key: KeyView): Promise<KeyView | undefined> {
+    const routes = this.#routes;
     const id = key.replacedByKeyId;
     const listed = this.#page.keys.find((k) => k.id === id);
     if (id === null || listed) return listed;
     try {
       const [successor] = keysOf([await this.#call(`/keys/${encodeURIComponent(id)}`)]);
-      if (successor) {
+      if (successor && routes === this.#routes) {
         this.#add({ ...successor, replacesKeyId: successor.replacesKeyId ?? key.id }, key.id);
       }
       return successor;
@@ -690,7 +733,7 @@ export class ApiKeysManagerElement extends HTMLElement {
       ? { ...config, limits: { ...config.limits!, credits: { ...credits, amount: pool.credits } } }
       : config;
     const dialog = createFields(shown, s, this.#format());
-    this.#openForm(s.create, dialog, s.create, async (current, relabel) => {
+    this.#openForm(s.create, dialog, s.create, async (current, relabel, here) => {
       let issued: unknown;
       try {
         issued = await this.#call("/keys", "POST", dialog.body());
@@ -706,7 +749,7 @@ export class ApiKeysManagerElement extends HTMLElement {
       const [created] = keysOf([(issued as { record?: unknown } | null)?.record]);
       // The key exists now: its secret is shown whatever drawing its row does.
       try {
-        if (created) this.#add(created);
+        if (created && here()) this.#add(created);
       } finally {
         this.#reveal(issued, "api-key-created", created?.id, s.keyCreated, null, current());
       }
@@ -722,7 +765,7 @@ export class ApiKeysManagerElement extends HTMLElement {
       fill(s.actionLabel, { action: s.rotate, name: key.name, prefix: key.prefix }),
       dialog,
       s.rotate,
-      async (current) => {
+      async (current, _relabel, here) => {
         const answer = await this.#call(
           `/keys/${encodeURIComponent(key.id)}/rotate`,
           "POST",
@@ -737,6 +780,7 @@ export class ApiKeysManagerElement extends HTMLElement {
           : null;
         // The rotation happened: its secret is shown whatever updating the rows does.
         try {
+          if (!here()) return; // the rows shown now are other routes'
           const madeAt = created?.createdAt;
           if (!stops || !created || !madeAt) {
             // No readable end of the grace or successor: the answer did not say when the old key
@@ -782,7 +826,7 @@ export class ApiKeysManagerElement extends HTMLElement {
     const title = key
       ? fill(s.actionLabel, { action: s.activity, name: key.name, prefix: key.prefix })
       : s.activity;
-    this.#open(
+    const opened = this.#open(
       title,
       false,
       view.content,
@@ -793,7 +837,7 @@ export class ApiKeysManagerElement extends HTMLElement {
         else this.#activity.focus();
       },
     );
-    void view.more();
+    if (opened) void view.more();
   }
 
   #openRename(key: KeyView): void {
@@ -807,7 +851,7 @@ export class ApiKeysManagerElement extends HTMLElement {
       fill(s.actionLabel, { action: s.rename, name: key.name, prefix: key.prefix }),
       dialog,
       s.save,
-      async (current) => {
+      async (current, _relabel, here) => {
         const { name } = dialog.body() as { name: string };
         if (stale) over = (this.#page.keys.find((k) => k.id === key.id) ?? key).name;
         stale = false;
@@ -822,12 +866,12 @@ export class ApiKeysManagerElement extends HTMLElement {
         });
         const [renamed] = keysOf([answer]);
         const shown = renamed ?? { ...key, name };
-        this.#put(shown);
+        if (here()) this.#put(shown);
         this.#emit("api-key-renamed", { id: key.id, name, prefix: key.prefix });
         if (current()) this.#close();
         this.#announce(s.renamed);
         // Rotated elsewhere since the list loaded: its successor is the key that works on.
-        await this.#addSuccessor(shown);
+        if (here()) await this.#addSuccessor(shown);
       },
       { returnTo: key.id },
     );
@@ -841,11 +885,11 @@ export class ApiKeysManagerElement extends HTMLElement {
       fill(s.actionLabel, { action: s.revoke, name: key.name, prefix: key.prefix }),
       dialog,
       s.revoke,
-      async (current) => {
+      async (current, _relabel, here) => {
         const answer = await this.#call(`/keys/${encodeURIComponent(key.id)}`, "DELETE");
         const [revoked] = keysOf([answer]);
         const gone: KeyView = { ...key, ...revoked, status: "revoked" };
-        this.#put(gone);
+        if (here()) this.#put(gone);
         this.#emit("api-key-revoked", { id: key.id, name: key.name, prefix: key.prefix });
         if (current()) {
           this.#close();
@@ -853,7 +897,7 @@ export class ApiKeysManagerElement extends HTMLElement {
         }
         this.#announce(s.revoked);
         // Rotated elsewhere since the list loaded: its successor still works, so it is said.
-        const successor = await this.#addSuccessor(gone);
+        const successor = here() ? await this.#addSuccessor(gone) : undefined;
         if (successor?.status === "active" || successor?.status === "rotating") {
           this.#announce(fill(s.revokedSuccessor, { prefix: successor.prefix }));
         }

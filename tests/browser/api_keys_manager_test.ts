@@ -2365,6 +2365,118 @@ describe("<api-keys-manager> in headless Chromium", { skip }, () => {
     await inDialog("Close without copying");
   });
 
+  test("taken off the page and back while the reveal is open: the reveal is modal again, and nothing replaces it", async () => {
+    const pageErrors: string[] = [];
+    const onError = (error: Error) => pageErrors.push(error.message);
+    page.on("pageerror", onError);
+    try {
+      fake.keys = [key("k915", { name: "kept" })];
+      await open();
+      await waitForText(page, "kept", "table");
+      await submitCreate("moved");
+      await waitForText(page, "you will not see this again", "dialog");
+      await page.evaluate(() => {
+        const element = document.querySelector("api-keys-manager")!;
+        const parent = element.parentNode!;
+        element.remove(); // an app's router swaps the view out, and back
+        parent.append(element);
+      });
+      assert.equal(await inShadow<boolean>("r.querySelector('dialog').matches(':modal')"), true);
+      assert.equal(await focused(page), "button:Copy", "focus on Copy again");
+      const behind = await inShadow<boolean>(
+        "(() => { const b = r.querySelector('[part~=create-button]').getBoundingClientRect(); return r.elementFromPoint(b.x + 2, b.y + 2) === r.querySelector('[part~=create-button]'); })()",
+      );
+      assert.equal(behind, false, "the page behind the reveal takes no click");
+      // Create key reached anyway (a script's click): the reveal stays.
+      await inShadow(
+        "r.querySelector('[part~=create-button]').dispatchEvent(new MouseEvent('click'))",
+      );
+      assert.equal(await revealedSecret(page), fake.secrets.at(-1));
+      assert.equal(await inShadow<string>("r.querySelector('dialog').role"), "alertdialog");
+      await inDialog("Done");
+      await inDialog("Close without copying");
+      await page.waitForFunction(() =>
+        !document.querySelector("api-keys-manager")!.shadowRoot!.querySelector("dialog[open]")
+      );
+      assert.deepEqual(pageErrors, []);
+    } finally {
+      page.off("pageerror", onError);
+    }
+  });
+
+  test("a list load begun before a revoke answers after it: the key does not come back active (the list is loaded again)", async () => {
+    fake.keys = [key("k920", { name: "ci deploy" }), key("k921", { name: "nightly" })];
+    await open();
+    await waitForCharts(page, 2);
+    fake.requests = [];
+    fake.delays["GET /admin/keys"] = [1_500]; // read now, answered later
+    try {
+      const loading = refresh();
+      await until(() => listQueries().length === 1, "the slow load sent");
+      await act("ci deploy", "Revoke");
+      await page.locator("api-keys-manager").locator("dialog[open] input").fill("ci deploy");
+      await inDialog("Revoke");
+      await waitForText(page, "Key revoked", "[part=status]");
+      await loading;
+      // As the server lists it now: the default view leaves revoked keys out.
+      const row = await inShadow<string>(
+        "r.querySelector('tr[data-id=k920]')?.dataset.status ?? 'not listed'",
+      );
+      assert.equal(row, "not listed", "not the older answer's active row");
+      assert.ok((await shadowText(page, "table")).includes("nightly"));
+      assert.equal(listQueries().length, 2, "the load begun before the revoke, then once more");
+    } finally {
+      fake.delays = {};
+    }
+  });
+
+  test("base-url changed while a create or a rotation runs: its key joins no row of the new routes; its reveal shows", async () => {
+    const other = `${fake.origin}/org-b/admin/**`;
+    await page.route(other, (route) => {
+      const path = new URL(route.request().url()).pathname.slice("/org-b/admin".length);
+      const body = path === "/config"
+        ? { ...FAKE_CONFIG, capabilities: { ...FAKE_CONFIG.capabilities, usage: false } }
+        : path === "/keys"
+        ? { keys: [key("k945", { name: "org B key" })], nextCursor: null }
+        : null;
+      return route.fulfill({ status: body ? 200 : 404, json: body });
+    });
+    const setBase = (base: string) =>
+      page.evaluate(
+        (base) => document.querySelector("api-keys-manager")!.setAttribute("base-url", base),
+        base,
+      );
+    const names = () => inShadow<string>("r.querySelector('table').innerText");
+    try {
+      fake.keys = [key("k940", { name: "org A key" })];
+      await open();
+      await waitForText(page, "org A key", "table");
+      fake.delays["POST /admin/keys/k940/rotate"] = [800];
+      await act("org A key", "Rotate");
+      await inDialog("Rotate");
+      await setBase("/org-b/admin"); // the app switches organisation
+      await waitForText(page, "you will not see this again", "dialog");
+      assert.equal(await revealedSecret(page), fake.secrets.at(-1));
+      assert.ok(!(await names()).includes("org A key"), "the rotation's successor is not listed");
+      await inDialog("Done");
+      await inDialog("Close without copying");
+      await setBase("/admin");
+      await waitForText(page, "org A key", "table");
+      fake.delays["POST /admin/keys"] = [800];
+      await submitCreate("org A new key");
+      await setBase("/org-b/admin");
+      await waitForText(page, "you will not see this again", "dialog");
+      assert.equal(await revealedSecret(page), fake.secrets.at(-1));
+      assert.ok((await names()).includes("org B key"));
+      assert.ok(!(await names()).includes("org A new key"), "the created key is not listed");
+      await inDialog("Done");
+      await inDialog("Close without copying");
+    } finally {
+      fake.delays = {};
+      await page.unroute(other);
+    }
+  });
+
   test("inserted with both observed attributes, the element loads once; the same base-url set again, not at all", async () => {
     fake.keys = [key("k910", { name: "once" })];
     await open();
