@@ -88,6 +88,11 @@ export interface AdminFake {
    * unanswered (a reply lost, as a timeout loses it); each entry is used once.
    */
   lost: string[];
+  /**
+   * The next request of each `"METHOD /path"` listed happens, then a gateway answers it with its
+   * own 504 HTML page (its upstream too slow); each entry is used once.
+   */
+  gateway: string[];
   /** The audit log, oldest first: each create, rotate, rename and revoke appends (actor `alice`). */
   audit: FakeAuditRecord[];
   close(): Promise<void>;
@@ -151,6 +156,7 @@ export function startAdminFake(bundle: string): Promise<AdminFake> {
     secrets: [],
     delays: {},
     lost: [],
+    gateway: [],
     audit: [],
     auditMissing: false,
     close: () => new Promise((done) => server.close(() => done())),
@@ -396,6 +402,13 @@ export function startAdminFake(bundle: string): Promise<AdminFake> {
         "Content-Length": String(new TextEncoder().encode(payload).length + 1),
       });
       response.write(payload.slice(0, 1), () => request.socket.destroy());
+      return;
+    }
+    const gateway = fake.gateway.indexOf(`${method} ${url.pathname}`);
+    if (gateway >= 0) {
+      fake.gateway.splice(gateway, 1);
+      response.writeHead(504, { "Content-Type": "text/html" })
+        .end("<html><body><h1>504 Gateway Time-out</h1></body></html>");
       return;
     }
     const delay = fake.delays[`${method} ${url.pathname}`]?.shift() ?? 0;
