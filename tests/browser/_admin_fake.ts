@@ -59,7 +59,7 @@ export interface AdminFake {
   /** Milliseconds `GET /admin/keys` waits before answering. */
   listDelayMs: number;
   /** Answer every admin request with this status (an envelope), or drop the connection. */
-  failAll: 401 | 403 | 502 | "network" | null;
+  failAll: 401 | 403 | 500 | 502 | "network" | null;
   /** The next `times` requests of `method` `path` answer 429, with `Retry-After` when not `null`. */
   rateLimit: { method: string; path: string; times: number; retryAfter: string | null } | null;
   /** Paths whose `POST`, `PATCH` and `DELETE` answer 403 `forbidden` (`canManage` refusing one key). */
@@ -273,6 +273,7 @@ export function startAdminFake(bundle: string): Promise<AdminFake> {
   ) => {
     if (fake.failAll === 401) return error(401, "unauthenticated", "API key is missing");
     if (fake.failAll === 403) return error(403, "forbidden", "Not allowed");
+    if (fake.failAll === 500) return error(500, "internal_error", "Internal error");
     if (fake.failAll === 502) return error(502, "HTTP_502", "Bad gateway");
     if (method !== "GET" && fake.forbidden.includes(path)) {
       return error(403, "forbidden", "Not allowed");
