@@ -6,7 +6,9 @@
  * @module
  */
 import { ownValue } from "../_check.ts";
+import { AdminApiError } from "./_api.ts";
 import { h } from "./_dom.ts";
+import { errorString } from "./_errors.ts";
 import type { Format } from "./_format.ts";
 import { type ActivityPage, type ActivityRecord, fill } from "./_model.ts";
 import type { ApiKeysManagerStrings, TextName } from "./strings.ts";
@@ -51,7 +53,7 @@ export function whoOf(actor: string, s: ApiKeysManagerStrings): string {
   return actor === "system" ? s.actorSystem : actor;
 }
 
-/** The view: a table, an alert line, Load more and Close. */
+/** The view: a table, an alert line, Load more (Retry for a first page failed) and Close. */
 export class Activity {
   /** The dialog's content. */
   readonly content: HTMLElement[];
@@ -63,8 +65,11 @@ export class Activity {
   #failed: (error: unknown) => void;
   #rows = h("tbody");
   #note: HTMLParagraphElement;
+  #alert = h("p", { class: "alert", role: "alert" });
   #more: HTMLButtonElement;
   #cursor: string | null = null;
+  /** A page has come. */
+  #loaded = false;
 
   /** `load` fetches a page; `failed` shows an error; `close` closes the view. */
   constructor(
@@ -99,15 +104,19 @@ export class Activity {
         this.#rows,
       ),
       this.#note,
-      h("p", { class: "alert", role: "alert" }),
+      this.#alert,
       h("div", { class: "row" }, this.#more, this.close),
     ];
   }
 
-  /** Loads the next page; from Load more, focus stays on it or goes to the first new row. */
+  /**
+   * Loads the next page; from Load more, focus stays on it or goes to the first new row. A page
+   * failed can be asked again (the cursor has not moved), unless the server keeps no audit log.
+   */
   async more(fromButton = false): Promise<void> {
     if (this.#more.disabled) return;
     this.#more.disabled = true;
+    if (!this.#loaded) this.#note.hidden = false;
     try {
       const page = await this.#load(this.#cursor);
       const rows = page.records.map((record) => this.#row(record));
@@ -116,8 +125,17 @@ export class Activity {
       this.#more.hidden = page.nextCursor === null;
       this.#note.hidden = this.#rows.childElementCount > 0;
       this.#note.textContent = this.#s.activityEmpty;
+      this.#alert.textContent = "";
+      this.#more.textContent = this.#s.loadMore;
+      this.#loaded = true;
       if (fromButton && this.#more.hidden) (rows[0]?.firstElementChild as HTMLElement)?.focus();
     } catch (error) {
+      if (!this.#loaded) {
+        this.#note.hidden = true;
+        this.#more.textContent = this.#s.retry;
+      }
+      this.#more.hidden = error instanceof AdminApiError &&
+        errorString(error) === "errorUnavailable";
       this.#failed(error);
     } finally {
       this.#more.disabled = false;

@@ -64,12 +64,17 @@ function retryAfterOf(value: string | null): number | null {
   return seconds === undefined || seconds > MAX_RETRY_AFTER_S ? null : seconds;
 }
 
+/** The code of a failure whose body names none (the admin routes' answers always do). */
+export function statusCode(status: number): string {
+  return `HTTP_${status}`;
+}
+
 /** The envelope's `error` (or a problem details' `code` and `detail`) as an {@link AdminApiError}. */
 function failure(body: unknown, status: number, retryAfter: number | null): AdminApiError {
   const error = record(record(body)?.error) ?? record(body);
   const text = (value: unknown) => typeof value === "string" ? value : undefined;
   return new AdminApiError(
-    text(error?.code) ?? `HTTP_${status}`,
+    text(error?.code) ?? statusCode(status),
     text(error?.message) ?? text(error?.detail) ?? `HTTP ${status}`,
     status,
     retryAfter,

@@ -5,7 +5,7 @@
  * @module
  */
 import { ownValue } from "../_check.ts";
-import { AdminApiError } from "./_api.ts";
+import { AdminApiError, statusCode } from "./_api.ts";
 import type { TextName } from "./strings.ts";
 
 /** The string of each known code. */
@@ -56,11 +56,17 @@ export function deniedState(error: AdminApiError): "signed-out" | "forbidden" | 
     : null;
 }
 
+/** A gateway's statuses: it could not get, or wait for, its upstream's answer. */
+const GATEWAY_STATUSES = new Set([502, 503, 504]);
+
 /**
  * The request may have been carried out unseen: its answer never came (a network failure, a
- * timeout) or came unreadable.
+ * timeout), came unreadable, or came from a gateway instead (a 502, 503 or 504, or another 5xx
+ * whose body names no code: not an answer of the admin routes).
  */
 export function answerLost(error: unknown): boolean {
-  return error instanceof AdminApiError &&
-    (error.code === "NETWORK_ERROR" || error.code === "BAD_RESPONSE");
+  if (!(error instanceof AdminApiError)) return false;
+  return error.code === "NETWORK_ERROR" || error.code === "BAD_RESPONSE" ||
+    GATEWAY_STATUSES.has(error.status) ||
+    (error.status >= 500 && error.code === statusCode(error.status));
 }

@@ -220,7 +220,7 @@ export interface ApiKeysManagerStrings {
   rotated: string;
   /** Announced after a creation. */
   keyCreated: string;
-  /** A create whose answer never came (a timeout) or came unreadable: the key may exist. */
+  /** A create answered by no one (a timeout), unreadably, or by a gateway: the key may exist. */
   createUnsure: string;
   /** The create form's button after `createUnsure`: sending again makes another key. */
   createAgain: string;
@@ -302,7 +302,7 @@ export interface ApiKeysManagerStrings {
   auditRotationCompleted: string;
   /** Audit action `key.exposed`. */
   auditExposed: string;
-  /** Retries loading. */
+  /** Retries loading (the list, or Activity's first page). */
   retry: string;
 }
 

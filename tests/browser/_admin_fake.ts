@@ -59,7 +59,7 @@ export interface AdminFake {
   /** Milliseconds `GET /admin/keys` waits before answering. */
   listDelayMs: number;
   /** Answer every admin request with this status (an envelope), or drop the connection. */
-  failAll: 401 | 403 | 502 | "network" | null;
+  failAll: 401 | 403 | 500 | 502 | "network" | null;
   /** The next `times` requests of `method` `path` answer 429, with `Retry-After` when not `null`. */
   rateLimit: { method: string; path: string; times: number; retryAfter: string | null } | null;
   /** Paths whose `POST`, `PATCH` and `DELETE` answer 403 `forbidden` (`canManage` refusing one key). */
@@ -88,6 +88,11 @@ export interface AdminFake {
    * unanswered (a reply lost, as a timeout loses it); each entry is used once.
    */
   lost: string[];
+  /**
+   * The next request of each `"METHOD /path"` listed happens, then a gateway answers it with its
+   * own 504 HTML page (its upstream too slow); each entry is used once.
+   */
+  gateway: string[];
   /** The audit log, oldest first: each create, rotate, rename and revoke appends (actor `alice`). */
   audit: FakeAuditRecord[];
   close(): Promise<void>;
@@ -151,6 +156,7 @@ export function startAdminFake(bundle: string): Promise<AdminFake> {
     secrets: [],
     delays: {},
     lost: [],
+    gateway: [],
     audit: [],
     auditMissing: false,
     close: () => new Promise((done) => server.close(() => done())),
@@ -267,6 +273,7 @@ export function startAdminFake(bundle: string): Promise<AdminFake> {
   ) => {
     if (fake.failAll === 401) return error(401, "unauthenticated", "API key is missing");
     if (fake.failAll === 403) return error(403, "forbidden", "Not allowed");
+    if (fake.failAll === 500) return error(500, "internal_error", "Internal error");
     if (fake.failAll === 502) return error(502, "HTTP_502", "Bad gateway");
     if (method !== "GET" && fake.forbidden.includes(path)) {
       return error(403, "forbidden", "Not allowed");
@@ -396,6 +403,13 @@ export function startAdminFake(bundle: string): Promise<AdminFake> {
         "Content-Length": String(new TextEncoder().encode(payload).length + 1),
       });
       response.write(payload.slice(0, 1), () => request.socket.destroy());
+      return;
+    }
+    const gateway = fake.gateway.indexOf(`${method} ${url.pathname}`);
+    if (gateway >= 0) {
+      fake.gateway.splice(gateway, 1);
+      response.writeHead(504, { "Content-Type": "text/html" })
+        .end("<html><body><h1>504 Gateway Time-out</h1></body></html>");
       return;
     }
     const delay = fake.delays[`${method} ${url.pathname}`]?.shift() ?? 0;

@@ -541,7 +541,7 @@ describe("<api-keys-manager> in headless Chromium", { skip }, () => {
       const form = await shadowText(page, "dialog");
       assert.ok(form.includes("7 credits, shared by all your keys"), form);
       await manager.getByLabel("Name", { exact: true }).fill("pooled");
-      fake.failAll = 502;
+      fake.failAll = 500; // the admin routes' own failure: no key made
       await manager.locator("dialog").getByRole("button", { name: "Create key" }).click();
       await waitForText(page, "The server had a problem", "dialog [role=alert]");
       assert.equal(await manager.getByLabel("Name", { exact: true }).inputValue(), "pooled");
@@ -1232,9 +1232,38 @@ describe("<api-keys-manager> in headless Chromium", { skip }, () => {
       assert.deepEqual(await violations(page), [], "dark host page");
       await escapeDialog();
 
+      // The first page lost at a gateway: the error, no "Loading…", and Retry loads it.
+      fake.gateway = ["GET /admin/audit"];
+      await page.locator("api-keys-manager").getByRole("button", { name: "Activity" }).click();
+      await waitForText(page, "The server had a problem.", "dialog");
+      assert.ok(
+        !(await shadowText(page, "dialog")).includes("Loading"),
+        "no Loading… by the error",
+      );
+      await page.locator("api-keys-manager").locator("dialog").getByRole("button", {
+        name: "Retry",
+      }).click();
+      await waitForText(page, "mallory", "dialog");
+      assert.equal(await rows(), 25);
+      assert.equal(await shadowText(page, "dialog [role=alert]"), "", "the error gone");
+      assert.deepEqual(
+        await inShadow<string[]>(
+          "[...r.querySelectorAll('dialog .row button')].filter((b) => !b.hidden).map((b) => b.textContent)",
+        ),
+        ["Load more", "Close"],
+      );
+      await escapeDialog();
+
       fake.auditMissing = true; // config.can.audit, but no audit log: a 501
       await page.locator("api-keys-manager").getByRole("button", { name: "Activity" }).click();
       await waitForText(page, "This server does not offer this.", "dialog");
+      assert.deepEqual(
+        await inShadow<string[]>(
+          "[...r.querySelectorAll('dialog .row button')].filter((b) => !b.hidden).map((b) => b.textContent)",
+        ),
+        ["Close"],
+        "no Retry: the server keeps no audit log",
+      );
       await escapeDialog();
       // The dialog's close event (and the render after it) comes in a later task than the key press.
       await page.waitForFunction(
@@ -1255,6 +1284,7 @@ describe("<api-keys-manager> in headless Chromium", { skip }, () => {
       fake.config = structuredClone(FAKE_CONFIG);
       fake.audit = [];
       fake.auditMissing = false;
+      fake.gateway = [];
     }
   });
 
@@ -2234,29 +2264,37 @@ describe("<api-keys-manager> in headless Chromium", { skip }, () => {
     fake.requests.filter((r) => r.method === "GET" && r.path === "/admin/keys").map((r) => r.query);
 
   test(
-    "create: a reply lost (a timeout) loads the list again, says a key may have been made, and the form offers Create another key",
+    "create: a reply lost (a timeout, a gateway's 504 page) loads the list again, says a key may have been made, and the form offers Create another key",
     async () => {
       fake.keys = [key("k900", { name: "kept" })];
       await open();
       await waitForText(page, "kept", "table");
-      fake.lost = ["POST /admin/keys"];
-      await submitCreate("lost reply");
-      await waitForText(page, "may have been created", "dialog [role=alert]");
-      await waitForText(page, "lost reply", "table"); // the key the server made, listed
-      assert.equal(fake.keys.length, 2);
-      assert.equal(listQueries().length, 2, "the load, then the load after the lost reply");
       const name = page.locator("api-keys-manager").getByLabel("Name", { exact: true });
-      assert.equal(await name.inputValue(), "lost reply");
-      assert.deepEqual(
-        await inShadow<string[]>(
-          "[...r.querySelectorAll('dialog [type=submit]')].map((b) => b.textContent)",
-        ),
-        ["Create another key"],
-        "sending again says it makes another key",
-      );
-      await escapeDialog();
+      // Dropped unanswered, then answered by a gateway giving up on its upstream: both made the key.
+      for (const [made, lose] of [["lost reply", "lost"], ["gateway reply", "gateway"]] as const) {
+        fake[lose] = ["POST /admin/keys"];
+        const lists = listQueries().length;
+        await submitCreate(made);
+        await waitForText(page, "may have been created", "dialog [role=alert]");
+        await waitForText(page, made, "table"); // the key the server made, listed
+        assert.ok(fake.keys.some((k) => k.name === made), made);
+        assert.equal(listQueries().length, lists + 1, `the list loaded again after the ${lose}`);
+        assert.equal(await name.inputValue(), made);
+        assert.deepEqual(
+          await inShadow<string[]>(
+            "[...r.querySelectorAll('dialog [type=submit]')].map((b) => b.textContent)",
+          ),
+          ["Create another key"],
+          `sending again says it makes another key (${lose})`,
+        );
+        await escapeDialog();
+      }
+      assert.equal(fake.keys.length, 3);
     },
-    () => (fake.lost = []),
+    () => {
+      fake.lost = [];
+      fake.gateway = [];
+    },
   );
 
   test("create: the element taken off the page while its request runs reveals the secret once back", async () => {

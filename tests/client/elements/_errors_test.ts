@@ -42,11 +42,23 @@ describe("client/elements/_errors.ts", () => {
     assert.equal(deniedState(new AdminApiError("HTTP_502", "", 502)), null);
   });
 
-  it("an answer lost (network failure, timeout, unreadable) may hide a request carried out", () => {
+  it("an answer lost (network failure, timeout, unreadable, a gateway's) may hide a request carried out", () => {
     assert.equal(answerLost(new AdminApiError("NETWORK_ERROR", "network error")), true);
     assert.equal(answerLost(new AdminApiError("BAD_RESPONSE", "unreadable response")), true);
     assert.equal(answerLost(new AdminApiError("TOKEN_ERROR", "getToken failed")), false);
-    assert.equal(answerLost(new AdminApiError("HTTP_502", "HTTP 502", 502)), false);
     assert.equal(answerLost(new Error("x")), false);
+    // A gateway's 502, 503 or 504, its own page or an envelope: the upstream may have acted.
+    for (const status of [502, 503, 504]) {
+      assert.equal(answerLost(new AdminApiError(`HTTP_${status}`, "", status)), true, `${status}`);
+    }
+    assert.equal(answerLost(new AdminApiError("api_key_storage_unavailable", "x", 503)), true);
+    // Another 5xx not from the admin routes (a body naming no code: a proxy's page).
+    assert.equal(answerLost(new AdminApiError("HTTP_500", "HTTP 500", 500)), true);
+    assert.equal(answerLost(new AdminApiError("HTTP_501", "HTTP 501", 501)), true);
+    // The admin routes' own answers: the request was refused, nothing done.
+    assert.equal(answerLost(new AdminApiError("internal_error", "Internal error", 500)), false);
+    assert.equal(answerLost(new AdminApiError("not_implemented", "x", 501)), false);
+    assert.equal(answerLost(new AdminApiError("HTTP_418", "HTTP 418", 418)), false);
+    assert.equal(answerLost(new AdminApiError("api_key_invalid_input", "x", 400)), false);
   });
 });
