@@ -15,21 +15,18 @@ import { failureLine } from "../_sinks.ts";
 import { serviceLog } from "../_service_hooks.ts";
 import { refuseUnknownOptions } from "../_options.ts";
 import { bugIdentity, bugReporter, rateLimitHeaders } from "../metering/_limits.ts";
-import type { ApiKeyContext, AuthorizeOptions, Environment, RequiredScope } from "../types.ts";
+import type { ApiKeyContext } from "../types.ts";
 import { defaultApiKeyClientIpResolver } from "./api_keys.client_ip.ts";
 import {
   API_KEY_CONTEXT_PROPERTY,
   API_KEYS_CLIENT_IP_RESOLVER,
   API_KEYS_CONTEXT_WRITER,
-  API_KEYS_ENVIRONMENT_METADATA,
   API_KEYS_MODULE_OPTIONS,
-  API_KEYS_RATE_LIMIT_METADATA,
-  API_KEYS_SCOPE_METADATA,
-  API_KEYS_SKIP_METADATA,
   type ApiKeyClientIpResolver,
   type ApiKeyContextWriter,
 } from "./api_keys.constants.ts";
 import { toApiKeyHttpException } from "./api_keys.exception.ts";
+import { type RouteRequirements, routeRequirementsOf } from "./_route_requirements.ts";
 
 // deno-lint-ignore ban-types
 type Target = Function;
@@ -51,12 +48,6 @@ export interface ApiKeysGuardContext {
   // deno-lint-ignore ban-types
   getClass(): Function;
 }
-
-/** What the guard checks on a route; `undefined`: `SkipApiKey`, nothing. */
-type RouteRequirements = Pick<
-  AuthorizeOptions,
-  "requiredEnvironment" | "requiredScope" | "rateLimits" | "cost"
->;
 
 /** The part of an Express or Fastify response the guard writes headers with. */
 interface HeaderTarget {
@@ -275,25 +266,7 @@ export class ApiKeysGuard {
       this.#routes.set(handler, byController);
     }
     if (byController.has(controller)) return byController.get(controller);
-    const targets = [handler, controller];
-    let requirements: RouteRequirements | undefined;
-    if (!this.#reflector.getAllAndOverride<boolean | undefined>(API_KEYS_SKIP_METADATA, targets)) {
-      const environment = this.#reflector.getAllAndOverride<Environment | undefined>(
-        API_KEYS_ENVIRONMENT_METADATA,
-        targets,
-      );
-      const scope = this.#reflector.getAllAndOverride<RequiredScope | undefined>(
-        API_KEYS_SCOPE_METADATA,
-        targets,
-      );
-      const rateLimit = this.#reflector.getAllAndOverride<RouteRequirements | undefined>(
-        API_KEYS_RATE_LIMIT_METADATA,
-        targets,
-      );
-      requirements = { ...rateLimit };
-      if (environment !== undefined) requirements.requiredEnvironment = environment;
-      if (scope !== undefined) requirements.requiredScope = scope;
-    }
+    const requirements = routeRequirementsOf(this.#reflector, handler, controller);
     byController.set(controller, requirements);
     return requirements;
   }

@@ -12,7 +12,7 @@ import {
   Module,
   type Provider,
 } from "@nestjs/common";
-import { ModulesContainer } from "@nestjs/core";
+import { ApplicationConfig, HttpAdapterHost, ModulesContainer } from "@nestjs/core";
 import { thresholdsProblem } from "../_input.ts";
 import { failureLine } from "../_sinks.ts";
 import { serviceRedact } from "../_service_hooks.ts";
@@ -31,6 +31,7 @@ import {
   type ApiKeyContextWriter,
 } from "./api_keys.constants.ts";
 import { ApiKeysGuard, ApiKeysThrottlerTracker } from "./api_keys.guard.ts";
+import { unguardedRoutes, unguardedRoutesLine } from "./_route_requirements.ts";
 
 /**
  * Runs `ApiKeysService.notifyExpiring` on an interval (option `expiryNotices`
@@ -151,7 +152,7 @@ const SINGLETON_CHECK = Symbol("API_KEYS_SINGLETON_CHECK");
 function singletonCheck(modules: ModulesContainer): { onModuleInit(): void } {
   const check = {
     onModuleInit() {
-      const own = [...modules.values()].find((entry) =>
+      const own = apiKeysModules(modules).find((entry) =>
         entry.providers.get(SINGLETON_CHECK)?.instance === check
       );
       if (own?.providers.get(ApiKeysService)?.isDependencyTreeStatic() === false) {
@@ -272,14 +273,24 @@ function buildModule(optionsProvider: Provider, imports: DynamicModule["imports"
   };
 }
 
+/** The app's instances of `ApiKeysModule` (one per import), in the order Nest met them. */
+function apiKeysModules(modules: ModulesContainer) {
+  return [...modules.values()].filter((entry) => entry.metatype === ApiKeysModule);
+}
+
+/** Logs one of the module's start-up warnings (Nest's `Logger`, context `ApiKeysModule`). */
+function warn(line: string): void {
+  new Logger("ApiKeysModule").warn(line);
+}
+
 /**
  * Logs one warning (from the app's second instance of the module) when the app holds several:
  * each import builds its own service, so they share no cache, counts or timers.
  */
 function warnIfImportedAgain(module: ApiKeysModule, modules: ModulesContainer): void {
-  const instances = [...modules.values()].filter((entry) => entry.metatype === ApiKeysModule);
+  const instances = apiKeysModules(modules);
   if (instances.length < 2 || instances[1].instance !== (module as object)) return;
-  new Logger("ApiKeysModule").warn(
+  warn(
     `ApiKeysModule is imported ${instances.length} times in this app: each import has its own ` +
       "ApiKeysService (its own verification cache, usage counts, credit balances and expiry " +
       "notices), so a key revoked through one is still accepted by another's guard until its " +
@@ -289,7 +300,9 @@ function warnIfImportedAgain(module: ApiKeysModule, modules: ModulesContainer): 
 
 /**
  * Global module providing `ApiKeysService` and `ApiKeysGuard`; import it once (an app importing
- * it again logs a warning: each import has its own service).
+ * it again logs a warning: each import has its own service). At start-up it also warns, naming
+ * them, about routes with `RequireScope`, `RequireEnvironment` or `RateLimit` that no
+ * `ApiKeysGuard` (`APP_GUARD`, `@UseGuards`, `app.useGlobalGuards`) protects.
  * A bad option stops the boot with a message naming it, and so does a
  * refusal of `service.ready()` at module init. Shutdown awaits `service.close()`,
  * then closes the `feed` of the options (the module owns it).
@@ -313,10 +326,15 @@ function warnIfImportedAgain(module: ApiKeysModule, modules: ModulesContainer): 
  */
 @Module({})
 export class ApiKeysModule {
-  /** Receives the resolved options and the app's modules (explicit tokens: no decorator metadata needed). */
+  /**
+   * Receives the resolved options, the app's modules, its configuration (global guards) and its
+   * HTTP adapter (explicit tokens: no decorator metadata needed).
+   */
   constructor(
     @Inject(RESOLVED) private readonly resolved: ResolvedApiKeysModule,
     @Inject(ModulesContainer) private readonly modules: ModulesContainer,
+    @Inject(ApplicationConfig) private readonly config: ApplicationConfig,
+    @Inject(HttpAdapterHost) private readonly http: HttpAdapterHost,
   ) {}
 
   /**
@@ -329,6 +347,22 @@ export class ApiKeysModule {
   onModuleInit(): Promise<void> {
     warnIfImportedAgain(this, this.modules);
     return this.resolved.service.ready();
+  }
+
+  /**
+   * Warns once (from the app's first instance of the module) when routes with `RequireScope`,
+   * `RequireEnvironment` or `RateLimit` have no `ApiKeysGuard`, naming them. At bootstrap every
+   * global guard is known: `APP_GUARD` providers join them when the app is created, and
+   * `app.useGlobalGuards` runs before `init()`/`listen()`, which run this hook (the routes take
+   * the global guards when registered, just before). An app without HTTP serves no route.
+   *
+   * @ignore
+   */
+  onApplicationBootstrap(): void {
+    if (!this.http.httpAdapter) return;
+    if (apiKeysModules(this.modules)[0]?.instance !== (this as object)) return;
+    const routes = unguardedRoutes(this.modules, this.config, ApiKeysGuard);
+    if (routes.length > 0) warn(unguardedRoutesLine(routes));
   }
 
   /**

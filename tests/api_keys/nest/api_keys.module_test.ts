@@ -6,7 +6,6 @@ import {
   type INestApplication,
   Inject,
   Injectable,
-  Logger,
   Module,
   Scope,
   UseGuards,
@@ -29,6 +28,7 @@ import {
   issue,
   KeyedController,
   moduleOptions,
+  moduleWarnings,
   PEPPER,
   type Platform,
   PLATFORMS,
@@ -395,21 +395,6 @@ describe("ApiKeysModule", () => {
     }
   });
 });
-
-/** The `ApiKeysModule` lines Nest's `Logger` warns while `run` runs. */
-async function moduleWarnings(run: () => Promise<void>): Promise<string[]> {
-  const warned: string[] = [];
-  const original = Logger.prototype.warn;
-  Logger.prototype.warn = function (message: unknown) {
-    if (String(message).includes("ApiKeysModule")) warned.push(String(message));
-  };
-  try {
-    await run();
-  } finally {
-    Logger.prototype.warn = original;
-  }
-  return warned;
-}
 
 describe("ApiKeysModule imported more than once", () => {
   it("warns once, at init, when one app imports it twice (root and feature module): two services", async () => {

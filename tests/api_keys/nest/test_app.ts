@@ -5,6 +5,7 @@ import {
   type DynamicModule,
   Get,
   type INestApplication,
+  Logger,
   Module,
   Post,
   type Provider,
@@ -193,4 +194,19 @@ export async function issue(
 /** `X-API-Key` header object. */
 export function withKey(key: string, extra: Record<string, string> = {}): Record<string, string> {
   return { "x-api-key": key, ...extra };
+}
+
+/** The `ApiKeysModule` lines Nest's `Logger` warns while `run` runs. */
+export async function moduleWarnings(run: () => Promise<void>): Promise<string[]> {
+  const warned: string[] = [];
+  const original = Logger.prototype.warn;
+  Logger.prototype.warn = function (message: unknown) {
+    if (String(message).includes("ApiKeysModule")) warned.push(String(message));
+  };
+  try {
+    await run();
+  } finally {
+    Logger.prototype.warn = original;
+  }
+  return warned;
 }

@@ -1,0 +1,146 @@
+/**
+ * The requirements `ApiKeysGuard` enforces on a route, read from this library's route metadata
+ * (the guard reads them here), and the start-up check of `ApiKeysModule`: the routes with such
+ * requirements that no `ApiKeysGuard` (or subclass) runs on, which Nest serves to anyone.
+ *
+ * @module
+ */
+import { type ApplicationConfig, type ModulesContainer, Reflector } from "@nestjs/core";
+import type { AuthorizeOptions, Environment, RequiredScope } from "../types.ts";
+import {
+  API_KEYS_ENVIRONMENT_METADATA,
+  API_KEYS_RATE_LIMIT_METADATA,
+  API_KEYS_SCOPE_METADATA,
+  API_KEYS_SKIP_METADATA,
+} from "./api_keys.constants.ts";
+
+// deno-lint-ignore ban-types
+type Target = Function;
+
+/** What the guard checks on a route; `undefined`: `SkipApiKey`, nothing. */
+export type RouteRequirements = Pick<
+  AuthorizeOptions,
+  "requiredEnvironment" | "requiredScope" | "rateLimits" | "cost"
+>;
+
+/**
+ * The route's `RequireEnvironment`, `RequireScope` and `RateLimit` (the method's over the
+ * controller's); `undefined` under `SkipApiKey`.
+ */
+export function routeRequirementsOf(
+  reflector: Reflector,
+  handler: Target,
+  controller: Target,
+): RouteRequirements | undefined {
+  const targets = [handler, controller];
+  if (reflector.getAllAndOverride<boolean | undefined>(API_KEYS_SKIP_METADATA, targets)) {
+    return undefined;
+  }
+  const environment = reflector.getAllAndOverride<Environment | undefined>(
+    API_KEYS_ENVIRONMENT_METADATA,
+    targets,
+  );
+  const scope = reflector.getAllAndOverride<RequiredScope | undefined>(
+    API_KEYS_SCOPE_METADATA,
+    targets,
+  );
+  const rateLimit = reflector.getAllAndOverride<RouteRequirements | undefined>(
+    API_KEYS_RATE_LIMIT_METADATA,
+    targets,
+  );
+  const requirements: RouteRequirements = { ...rateLimit };
+  if (environment !== undefined) requirements.requiredEnvironment = environment;
+  if (scope !== undefined) requirements.requiredScope = scope;
+  return requirements;
+}
+
+/** Nest's `GUARDS_METADATA` (`@UseGuards`; stable from Nest 10 to 12, in `@nestjs/common/constants`). */
+const NEST_GUARDS_METADATA = "__guards__";
+
+/** Nest's `PATH_METADATA`, which marks a route handler (stable from Nest 10 to 12). */
+const NEST_PATH_METADATA = "path";
+
+/** How many routes the warning names before "and N more". */
+const NAMED_ROUTES = 5;
+
+/** Whether `guard` (a class or an instance, as Nest takes them) is `type` or a subclass. */
+function isGuardOf(type: Target, guard: unknown): boolean {
+  return guard instanceof type ||
+    (typeof guard === "function" && (guard === type || guard.prototype instanceof type));
+}
+
+/** Whether `@UseGuards` on `target` (a controller or a handler) lists a `type` guard. */
+function guardedByMetadata(type: Target, target: Target): boolean {
+  const guards: unknown[] | undefined = Reflect.getMetadata(NEST_GUARDS_METADATA, target);
+  return guards?.some((guard) => isGuardOf(type, guard)) ?? false;
+}
+
+/** The route handlers of a controller, its parents' included, by method name. */
+function* routeHandlers(controller: Target): Generator<[string, Target]> {
+  const seen = new Set<string>(["constructor"]);
+  for (
+    let prototype = controller.prototype;
+    prototype !== null && prototype !== Object.prototype;
+    prototype = Object.getPrototypeOf(prototype)
+  ) {
+    for (const name of Object.getOwnPropertyNames(prototype)) {
+      if (seen.has(name)) continue;
+      seen.add(name);
+      const value = Object.getOwnPropertyDescriptor(prototype, name)?.value;
+      if (
+        typeof value === "function" && Reflect.getMetadata(NEST_PATH_METADATA, value) !== undefined
+      ) {
+        yield [name, value];
+      }
+    }
+  }
+}
+
+/**
+ * `Controller.method` of every route in `modules` with requirements (`routeRequirementsOf`) and
+ * no `guard` (`ApiKeysGuard`, passed in: the guard imports this file) on it: none in the app's
+ * global guards (`APP_GUARD` providers of any module, `app.useGlobalGuards`, all in `config` once
+ * the app is created), none in `@UseGuards` on its controller or method.
+ */
+export function unguardedRoutes(
+  modules: ModulesContainer,
+  config: ApplicationConfig,
+  guard: Target,
+): string[] {
+  if (
+    config.getGlobalGuards().some((global) => isGuardOf(guard, global)) ||
+    config.getGlobalRequestGuards().some((wrapper) => isGuardOf(guard, wrapper.metatype))
+  ) {
+    return [];
+  }
+  const reflector = new Reflector();
+  const controllers = new Set<Target>();
+  for (const entry of modules.values()) {
+    for (const wrapper of entry.controllers.values()) {
+      if (typeof wrapper.metatype === "function") controllers.add(wrapper.metatype);
+    }
+  }
+  const found: string[] = [];
+  for (const controller of controllers) {
+    if (guardedByMetadata(guard, controller)) continue;
+    for (const [name, handler] of routeHandlers(controller)) {
+      if (guardedByMetadata(guard, handler)) continue;
+      const requirements = routeRequirementsOf(reflector, handler, controller);
+      if (requirements !== undefined && Object.keys(requirements).length > 0) {
+        found.push(`${controller.name}.${name}`);
+      }
+    }
+  }
+  return found;
+}
+
+/** The start-up warning naming `routes` (at most `NAMED_ROUTES`) and how to install the guard. */
+export function unguardedRoutesLine(routes: readonly string[]): string {
+  const named = routes.slice(0, NAMED_ROUTES).join(", ");
+  const more = routes.length > NAMED_ROUTES ? ` and ${routes.length - NAMED_ROUTES} more` : "";
+  return `ApiKeysModule: ${routes.length} route${routes.length === 1 ? "" : "s"} with ` +
+    "RequireScope, RequireEnvironment or RateLimit but no ApiKeysGuard, so served without any " +
+    `key check: ${named}${more}; install the guard for every route (in the root module, ` +
+    "providers: [{ provide: APP_GUARD, useExisting: ApiKeysGuard }]) or per controller " +
+    "(@UseGuards(ApiKeysGuard))";
+}

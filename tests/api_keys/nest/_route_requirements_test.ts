@@ -1,0 +1,287 @@
+import { describe, it } from "node:test";
+import assert from "node:assert/strict";
+import {
+  Controller,
+  Get,
+  type INestApplication,
+  Injectable,
+  Module,
+  type Provider,
+  Scope,
+  type Type,
+  UseGuards,
+} from "@nestjs/common";
+import { APP_GUARD, NestFactory } from "@nestjs/core";
+import { ApiKeysGuard } from "../../../api_keys/nest/api_keys.guard.ts";
+import { ApiKeysModule } from "../../../api_keys/nest/api_keys.module.ts";
+import {
+  RateLimit,
+  RequireEnvironment,
+  RequireScope,
+  SkipApiKey,
+} from "../../../api_keys/nest/api_keys.decorators.ts";
+import { appModule, boot, moduleOptions, moduleWarnings, type Platform } from "./test_app.ts";
+
+/** A guard of the app's own, built on `ApiKeysGuard`. */
+@Injectable()
+class TenantGuard extends ApiKeysGuard {}
+
+@Controller("orders")
+class OrdersController {
+  @Get()
+  @RequireScope("orders", "write")
+  list() {
+    return { ok: "list" };
+  }
+
+  @Get("open")
+  open() {
+    return { ok: "open" };
+  }
+
+  @Get("public")
+  @SkipApiKey()
+  @RequireScope("orders", "read")
+  skipped() {
+    return { ok: "public" };
+  }
+}
+
+@Controller("live")
+@RequireEnvironment("live")
+class LiveController {
+  @Get()
+  index() {
+    return { ok: "live" };
+  }
+}
+
+@Controller("limited")
+class LimitedController {
+  @Get()
+  @RateLimit(false)
+  count() {
+    return { ok: "limited" };
+  }
+}
+
+class BaseReportsController {
+  @Get()
+  @RequireScope("reports", "read")
+  reports() {
+    return { ok: "reports" };
+  }
+}
+
+@Controller("reports")
+class ReportsController extends BaseReportsController {}
+
+@Controller("class")
+@UseGuards(ApiKeysGuard)
+class ClassGuardedController {
+  @Get()
+  @RequireScope("orders", "write")
+  list() {
+    return { ok: "class" };
+  }
+}
+
+@Controller("method")
+class MethodGuardedController {
+  @Get()
+  @UseGuards(ApiKeysGuard)
+  @RequireScope("orders", "write")
+  list() {
+    return { ok: "method" };
+  }
+}
+
+@Controller("subclass")
+@UseGuards(TenantGuard)
+class SubclassGuardedController {
+  @Get()
+  @RequireEnvironment("live")
+  index() {
+    return { ok: "subclass" };
+  }
+}
+
+@Controller("subclass-method")
+class SubclassMethodGuardedController {
+  @Get()
+  @UseGuards(TenantGuard)
+  @RateLimit(false)
+  index() {
+    return { ok: "subclass-method" };
+  }
+}
+
+/** The routes with requirements and no guard of their own, and the path of each. */
+const UNGUARDED: [Type, string, string][] = [
+  [OrdersController, "/orders", "OrdersController.list"],
+  [LiveController, "/live", "LiveController.index"],
+  [LimitedController, "/limited", "LimitedController.count"],
+  [ReportsController, "/reports", "ReportsController.reports"],
+];
+
+/** The routes `@UseGuards` covers, on the class or the method, with the guard or a subclass. */
+const GUARDED: [Type, string][] = [
+  [ClassGuardedController, "/class"],
+  [MethodGuardedController, "/method"],
+  [SubclassGuardedController, "/subclass"],
+  [SubclassMethodGuardedController, "/subclass-method"],
+];
+
+/**
+ * Boots `module` (with `configure` before it listens), answers the status of a keyless GET of
+ * each path, and returns them with the module's warnings.
+ */
+async function keylessStatuses(
+  module: Type,
+  paths: string[],
+  { platform = "express", configure }: {
+    platform?: Platform;
+    configure?: (app: INestApplication) => void;
+  } = {},
+): Promise<{ warned: string[]; statuses: Record<string, number> }> {
+  const statuses: Record<string, number> = {};
+  const warned = await moduleWarnings(async () => {
+    const running = await boot(module, platform, undefined, configure);
+    try {
+      for (const path of paths) statuses[path] = (await running.request(path)).status;
+    } finally {
+      await running.close();
+    }
+  });
+  return { warned, statuses };
+}
+
+/** Every path answering `status`. */
+function all(paths: string[], status: number): Record<string, number> {
+  return Object.fromEntries(paths.map((path) => [path, status]));
+}
+
+describe("ApiKeysModule's check that ApiKeysGuard covers the routes with requirements", () => {
+  for (const platform of ["express", "fastify"] as const) {
+    it(`warns once at start-up, naming each route no ApiKeysGuard covers, and how to install it (${platform})`, async () => {
+      const controllers = [
+        ...UNGUARDED.map(([controller]) => controller),
+        ...GUARDED.map(([c]) => c),
+      ];
+      const paths = [
+        "/orders",
+        "/orders/open",
+        "/orders/public",
+        ...GUARDED.map(([, path]) => path),
+      ];
+      const { warned, statuses } = await keylessStatuses(
+        appModule(ApiKeysModule.forRoot(moduleOptions()), controllers),
+        paths,
+        { platform },
+      );
+      // What the warning is about: requirements no guard enforces, served to anyone.
+      assert.equal(statuses["/orders"], 200);
+      for (const [, path] of GUARDED) assert.equal(statuses[path], 401, path);
+      assert.equal(warned.length, 1, warned.join("\n"));
+      const [line] = warned;
+      assert.match(line, /4 routes/);
+      for (const [, , name] of UNGUARDED) assert.ok(line.includes(name), `${name} in: ${line}`);
+      assert.doesNotMatch(line, /OrdersController\.(open|skipped)|Guarded/);
+      assert.match(line, /served without any key check/);
+      assert.match(line, /\{ provide: APP_GUARD, useExisting: ApiKeysGuard \}/);
+      assert.match(line, /@UseGuards\(ApiKeysGuard\)/);
+    });
+  }
+
+  it("names at most 5 routes, then how many more", async () => {
+    @Controller("many")
+    @RequireScope("orders", "read")
+    class ManyController {
+      @Get("a")
+      a() {}
+      @Get("b")
+      b() {}
+      @Get("c")
+      c() {}
+      @Get("d")
+      d() {}
+      @Get("e")
+      e() {}
+      @Get("f")
+      f() {}
+      @Get("g")
+      g() {}
+    }
+    const { warned } = await keylessStatuses(
+      appModule(ApiKeysModule.forRoot(moduleOptions()), [ManyController]),
+      [],
+    );
+    assert.equal(warned.length, 1, warned.join("\n"));
+    assert.match(
+      warned[0],
+      /ManyController\.a, ManyController\.b, ManyController\.c, ManyController\.d, ManyController\.e and 2 more/,
+    );
+    assert.doesNotMatch(warned[0], /ManyController\.[fg]/);
+  });
+
+  /** Ways to install the guard for the whole app, each covering every route. */
+  const GLOBAL: [string, Provider[], ((app: INestApplication) => void)?][] = [
+    ["an APP_GUARD provider of ApiKeysGuard", [{ provide: APP_GUARD, useExisting: ApiKeysGuard }]],
+    ["an APP_GUARD provider of a subclass", [{ provide: APP_GUARD, useClass: TenantGuard }]],
+    [
+      "a request-scoped APP_GUARD provider of a subclass",
+      [{ provide: APP_GUARD, useClass: TenantGuard, scope: Scope.REQUEST }],
+    ],
+    ["app.useGlobalGuards", [], (app) => app.useGlobalGuards(app.get(ApiKeysGuard))],
+  ];
+  for (const [how, providers, configure] of GLOBAL) {
+    it(`does not warn when ${how} covers every route`, async () => {
+      const paths = UNGUARDED.map(([, path]) => path);
+      const { warned, statuses } = await keylessStatuses(
+        appModule(
+          ApiKeysModule.forRoot(moduleOptions()),
+          UNGUARDED.map(([controller]) => controller),
+          providers,
+        ),
+        paths,
+        { configure },
+      );
+      assert.deepEqual(statuses, all(paths, 401));
+      assert.deepEqual(warned, []);
+    });
+  }
+
+  it("counts an APP_GUARD provider of a feature module", async () => {
+    @Module({ providers: [{ provide: APP_GUARD, useExisting: ApiKeysGuard }] })
+    class GuardModule {}
+    @Module({
+      imports: [ApiKeysModule.forRoot(moduleOptions()), GuardModule],
+      controllers: [OrdersController],
+    })
+    class RootModule {}
+    const { warned, statuses } = await keylessStatuses(RootModule, ["/orders"]);
+    assert.deepEqual(statuses, { "/orders": 401 });
+    assert.deepEqual(warned, []);
+  });
+
+  it("does not warn when @UseGuards covers every route (class or method, guard or subclass)", async () => {
+    const paths = GUARDED.map(([, path]) => path);
+    const { warned, statuses } = await keylessStatuses(
+      appModule(ApiKeysModule.forRoot(moduleOptions()), GUARDED.map(([controller]) => controller)),
+      paths,
+    );
+    assert.deepEqual(statuses, all(paths, 401));
+    assert.deepEqual(warned, []);
+  });
+
+  it("does not warn in an application context, which serves no route", async () => {
+    const warned = await moduleWarnings(async () => {
+      const context = await NestFactory.createApplicationContext(
+        appModule(ApiKeysModule.forRoot(moduleOptions()), [OrdersController]),
+        { logger: false, abortOnError: false },
+      );
+      await context.close();
+    });
+    assert.deepEqual(warned, []);
+  });
+});
