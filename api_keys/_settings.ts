@@ -24,6 +24,7 @@ import {
   compileKeyLayouts,
   DEFAULT_API_KEY_NAMESPACE,
   type KeyLayouts,
+  LEGACY_KEY_LAYOUTS,
 } from "./key_format.ts";
 import { VerificationCache } from "./verify/_cache.ts";
 import type { FeedFollower } from "./verify/_fleet.ts";
@@ -204,6 +205,27 @@ export interface Settings {
   readonly loaded: () => Promise<void>;
   /** The telemetry bridge's taps (each unset until `./telemetry` sets it). */
   readonly taps: ApiKeyTaps;
+  /** A likely mistake in the options, which the service logs once at construction (`undefined`: none). */
+  readonly warning: string | undefined;
+}
+
+/**
+ * The line about a `nestarc-v0` layout (without its own namespace) read with
+ * the default namespace because `namespace` is not given: 0.1's default was
+ * `nk`, so its keys would all be `api_key_malformed`. `undefined` otherwise.
+ */
+function defaultNamespaceWarning(layouts: KeyLayouts, namespace: unknown): string | undefined {
+  const nestarc = LEGACY_KEY_LAYOUTS["nestarc-v0"].name;
+  if (
+    namespace !== undefined ||
+    !layouts.legacy.some((layout) => layout.name === nestarc && layout.namespace === undefined)
+  ) {
+    return undefined;
+  }
+  return `api-keys: legacyKeyLayouts has "${nestarc}" but no namespace is given, so its keys are ` +
+    `read with the default namespace "${DEFAULT_API_KEY_NAMESPACE}"; @nestarc/api-keys' default ` +
+    'namespace was "nk": pass `namespace: "nk"` if the old keys start nk_ (otherwise each is ' +
+    "refused as api_key_malformed)";
 }
 
 /**
@@ -476,5 +498,6 @@ export function compileSettings(options: unknown): Settings {
     },
     loaded,
     taps,
+    warning: defaultNamespaceWarning(layouts, o.namespace),
   });
 }

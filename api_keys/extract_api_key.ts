@@ -69,6 +69,15 @@ function bearerKey(
   return found;
 }
 
+/** Why a bare key in `Authorization` (0.1 of `@nestarc/api-keys` read it) is refused. */
+const BARE_KEY = "Authorization carries a key without a scheme: send " +
+  "`Authorization: Bearer <key>` or `X-API-Key: <key>`";
+
+/** Whether a value of `Authorization` is a key of an accepted layout without a scheme. */
+function hasBareKey(header: string | string[] | null | undefined, layouts: KeyLayouts): boolean {
+  return valuesOf(header).some((value) => layouts.hasLayout(value));
+}
+
 /** Options of `extractApiKey`. */
 export interface ExtractApiKeyOptions {
   /** Legacy layouts accepted besides the current one (the service's `legacyKeyLayouts`). */
@@ -85,20 +94,24 @@ export function extractApiKeyWith(
   layouts: KeyLayouts,
 ): string | undefined {
   const fromKeyHeader = keyHeader(getHeader("x-api-key"), layouts);
-  const fromBearer = bearerKey(getHeader("authorization"), layouts);
+  const authorization = getHeader("authorization");
+  const fromBearer = bearerKey(authorization, layouts);
   if (fromKeyHeader !== undefined && fromBearer !== undefined && fromKeyHeader !== fromBearer) {
     throw malformed("X-API-Key and Authorization carry different keys");
   }
-  return fromKeyHeader ?? fromBearer;
+  const key = fromKeyHeader ?? fromBearer;
+  if (key === undefined && hasBareKey(authorization, layouts)) throw malformed(BARE_KEY);
+  return key;
 }
 
 /**
  * Extracts the raw API key from `X-API-Key` or `Authorization: Bearer`, or
  * `undefined` (`ApiKeysService.authorizeRequest` applies these rules itself).
  * A Bearer token counts only in a key layout, so a JWT can travel beside a
- * key. Two different keys, differing values of one header, or an over-long
- * `X-API-Key` throw `ApiKeyError("api_key_malformed")` with a `reason` naming
- * the rule (never the key); an invalid layout throws a `TypeError`.
+ * key. Two different keys, differing values of one header, an over-long
+ * `X-API-Key`, or, with no key otherwise, a key in `Authorization` without
+ * the `Bearer` scheme throw `ApiKeyError("api_key_malformed")` with a `reason`
+ * naming the rule (never the key); an invalid layout throws a `TypeError`.
  *
  * @example
  * ```ts

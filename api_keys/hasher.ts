@@ -292,14 +292,22 @@ function resolveCurrentVersion(
 }
 
 /**
- * Throws a `TypeError` naming `label` when the current pepper, which hashes
- * every new key, is shorter than `MIN_PEPPER_BYTES`.
+ * Throws a `TypeError` naming the options by `labels` when the current pepper,
+ * which hashes every new key, is shorter than `MIN_PEPPER_BYTES`; the message
+ * says how an existing deployment's short pepper stays (as an older version).
  */
-function requireCurrentLength(peppers: Map<number, string>, current: number, label: string): void {
+function requireCurrentLength(
+  peppers: Map<number, string>,
+  current: number,
+  labels: { peppers: string; currentVersion: string },
+): void {
   if (encoder.encode(peppers.get(current)!).length < MIN_PEPPER_BYTES) {
+    const next = Math.max(...peppers.keys()) + 1;
     throw new TypeError(
-      `${label} version ${current} must be a string of at least ${MIN_PEPPER_BYTES} bytes ` +
-        `(the current pepper hashes new keys; ${MAKE_PEPPER})`,
+      `${labels.peppers} version ${current} must be a string of at least ${MIN_PEPPER_BYTES} ` +
+        `bytes (the current pepper hashes new keys; ${MAKE_PEPPER}; if this pepper already ` +
+        `hashes stored keys, keep it as version ${current} and add a new pepper as version ` +
+        `${next} (${labels.currentVersion}: ${next}))`,
     );
   }
 }
@@ -326,7 +334,7 @@ export function readHasherOptions(options: unknown, labels = HASHER_LABELS): Pep
   const { peppers: given, currentVersion: requested } = options as HasherOptions;
   const peppers = parsePeppers(given, labels.peppers);
   const currentVersion = resolveCurrentVersion(peppers, requested, labels.currentVersion);
-  requireCurrentLength(peppers, currentVersion, labels.peppers);
+  requireCurrentLength(peppers, currentVersion, labels);
   return { peppers, currentVersion };
 }
 

@@ -105,10 +105,14 @@ export class ApiKeysService {
   readonly #credits: LoadedFlow<CreditBook>;
   readonly #limiter: RateLimiter | undefined;
 
-  /** Throws a `TypeError` naming a bad option. Missing storage capabilities are logged once. */
+  /**
+   * Throws a `TypeError` naming a bad option. Missing storage capabilities,
+   * and a `"nestarc-v0"` layout without `namespace`, are logged once.
+   */
   constructor(options: ApiKeysServiceOptions) {
     const settings = compileSettings(options);
     if (settings.storage.notice !== undefined) console.info(settings.storage.notice);
+    if (settings.warning !== undefined) console.warn(settings.warning);
     this.#settings = settings;
     registerTaps(this, settings.taps);
     this.#limiter = options.limiter;

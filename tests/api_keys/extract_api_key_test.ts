@@ -86,6 +86,31 @@ describe("extractApiKey", () => {
     assert.equal(extract({ authorization: `Bearer ${"b".repeat(500)}`, "x-api-key": KEY }), KEY);
   });
 
+  it("a bare key in Authorization (no scheme) is malformed, saying how to send it, never echoing it", () => {
+    for (const authorization of [KEY, ` ${KEY}\t`, [KEY]]) {
+      assert.throws(() => extract({ authorization }), (error: unknown) => {
+        assert.ok(error instanceof ApiKeyError);
+        assert.equal(error.code, "api_key_malformed");
+        assert.equal(
+          error.reason,
+          "Authorization carries a key without a scheme: send `Authorization: Bearer <key>` or " +
+            "`X-API-Key: <key>`",
+        );
+        assert.ok(!`${error.message} ${error.reason} ${JSON.stringify(error)}`.includes(KEY));
+        return true;
+      });
+    }
+  });
+
+  it("a bare Authorization value that is no key, or beside a key sent as the rules say, changes nothing", () => {
+    assert.equal(extract({ authorization: "Basic dXNlcjpwYXNz" }), undefined);
+    assert.equal(extract({ authorization: "not-a-key" }), undefined);
+    assert.equal(extract({ authorization: JWT }), undefined);
+    assert.equal(extract({ authorization: KEY, "x-api-key": KEY }), KEY);
+    assert.equal(extract({ authorization: OTHER, "x-api-key": KEY }), KEY);
+    assert.equal(extract({ authorization: [KEY, `Bearer ${KEY}`] }), KEY);
+  });
+
   it("reads headers only by their lower-case names", () => {
     const asked: string[] = [];
     extractApiKey((name) => {
@@ -115,6 +140,19 @@ describe("extractApiKey with legacy layouts", () => {
     const headers: Record<string, string> = { authorization: `Bearer ${raw}` };
     assert.equal(extractApiKey((name) => headers[name]), undefined);
     assert.equal(extractApiKey((name) => headers[name], legacy), raw);
+  });
+
+  it("a bare key of an enabled layout in Authorization is malformed, of another layout no key", () => {
+    const { raw } = nestarcKey("nk");
+    const headers: Record<string, string> = { authorization: raw };
+    assert.equal(extractApiKey((name) => headers[name]), undefined);
+    assert.throws(
+      () => extractApiKey((name) => headers[name], legacy),
+      (error: unknown) =>
+        error instanceof ApiKeyError && error.code === "api_key_malformed" &&
+        /without a scheme: send `Authorization: Bearer <key>`/.test(String(error.reason)) &&
+        !String(error.reason).includes(raw),
+    );
   });
 
   it("raises the length limit to the longest key of the enabled layouts", () => {

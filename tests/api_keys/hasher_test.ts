@@ -198,6 +198,33 @@ describe("WebCryptoSha256Hasher", () => {
       );
     }
   });
+
+  it("a short current pepper's message says an existing deployment keeps it under its version and adds a new current one", () => {
+    const oldPepper = "old-pepper-16byt"; // 0.1's config as kept: one 16-byte pepper, current
+    assert.throws(
+      () => new WebCryptoSha256Hasher({ peppers: { 1: oldPepper }, currentVersion: 1 }),
+      {
+        name: "TypeError",
+        message: "HasherOptions.peppers version 1 must be a string of at least 32 bytes " +
+          "(the current pepper hashes new keys; make one with `openssl rand -base64 32`; " +
+          "if this pepper already hashes stored keys, keep it as version 1 and add a new pepper " +
+          "as version 2 (HasherOptions.currentVersion: 2))",
+      },
+    );
+    assert.throws(
+      () =>
+        createHasher({ peppers: { 1: PEPPER_1, 3: oldPepper }, currentVersion: 3 }, {
+          peppers: "ApiKeysServiceOptions.peppers",
+          currentVersion: "ApiKeysServiceOptions.currentPepperVersion",
+          hasher: "ApiKeysServiceOptions.hasher",
+        }),
+      {
+        message:
+          /^ApiKeysServiceOptions\.peppers version 3 must be .*keep it as version 3 and add a new pepper as version 4 \(ApiKeysServiceOptions\.currentPepperVersion: 4\)\)$/,
+      },
+      "the next version is past every configured one, named as the caller names it",
+    );
+  });
 });
 
 it("WebCryptoSha256Hasher: an older pepper under 32 bytes only verifies the hashes made with it", async () => {

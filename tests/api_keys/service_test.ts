@@ -1,11 +1,12 @@
 /**
  * `ApiKeysService.authorizeRequest`: the header rules and the authorization
- * in one call, with the precise code and the original reason of each failure.
+ * in one call, with the precise code and the original reason of each failure;
+ * and what the construction warns of.
  */
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { ApiKeyError, ApiKeyStorageError } from "../../api_keys/errors.ts";
-import { generateKey } from "../../api_keys/key_format.ts";
+import { generateKey, LEGACY_KEY_LAYOUTS } from "../../api_keys/key_format.ts";
 import { InMemoryApiKeyStorage } from "../../api_keys/storage/in_memory.ts";
 import { ApiKeysService } from "../../api_keys/service.ts";
 import type { AuthorizeOptions } from "../../api_keys/types.ts";
@@ -190,5 +191,56 @@ describe("ApiKeysService.authorizeRequest", () => {
     assert.ok(error instanceof ApiKeyStorageError);
     assert.equal(error.httpStatus, 503);
     assert.ok(!String(error.message).includes("db.internal"));
+  });
+});
+
+describe("ApiKeysService: the construction's warnings", () => {
+  /** The `console.warn` lines logged while `build` runs. */
+  function warnings(build: () => unknown): string[] {
+    const lines: string[] = [];
+    const warn = console.warn;
+    console.warn = (...args: unknown[]) => lines.push(args.map(String).join(" "));
+    try {
+      build();
+    } finally {
+      console.warn = warn;
+    }
+    return lines;
+  }
+  const storage = () => new InMemoryApiKeyStorage();
+
+  it('"nestarc-v0" without a namespace warns once that 0.1\'s default namespace was "nk"', () => {
+    const lines = warnings(() =>
+      new ApiKeysService({
+        storage: storage(),
+        peppers: { 1: PEPPER_1 },
+        legacyKeyLayouts: ["nestarc-v0"],
+      })
+    );
+    assert.deepEqual(lines, [
+      'api-keys: legacyKeyLayouts has "nestarc-v0" but no namespace is given, so its keys are ' +
+      'read with the default namespace "ak"; @nestarc/api-keys\' default namespace was "nk": ' +
+      'pass `namespace: "nk"` if the old keys start nk_ (otherwise each is refused as ' +
+      "api_key_malformed)",
+    ]);
+  });
+
+  it("no such line with a namespace, with a layout naming its own, or without nestarc-v0", () => {
+    for (
+      const options of [
+        { namespace: "nk", legacyKeyLayouts: ["nestarc-v0" as const] },
+        { namespace: "ak", legacyKeyLayouts: ["nestarc-v0" as const] },
+        { legacyKeyLayouts: [{ ...LEGACY_KEY_LAYOUTS["nestarc-v0"], namespace: "Acme" }] },
+        {},
+      ]
+    ) {
+      assert.deepEqual(
+        warnings(() =>
+          new ApiKeysService({ storage: storage(), peppers: { 1: PEPPER_1 }, ...options })
+        ),
+        [],
+        JSON.stringify(options),
+      );
+    }
   });
 });

@@ -191,6 +191,21 @@ for (const platform of PLATFORMS) {
       );
     });
 
+    it("answers 401 api_key_malformed for a bare key in Authorization (no scheme), never echoing it", async () => {
+      const { key } = await issue(running.service);
+      assertFailure(
+        await running.request("/open", { headers: { authorization: key } }),
+        401,
+        "api_key_malformed",
+        [key],
+      );
+      assertFailure(
+        await running.request("/open", { headers: { authorization: "Basic dXNlcjpwYXNz" } }),
+        401,
+        "api_key_missing",
+      );
+    });
+
     it("answers 401 api_key_malformed for two different keys", async () => {
       const first = await issue(running.service);
       const second = await issue(running.service);

@@ -21,7 +21,7 @@ import { spyHasher } from "../../reliability/harness.ts";
 import { sha256 } from "@noble/hashes/sha2";
 import { eventually } from "../../eventually.ts";
 
-const LEGACY = { legacyKeyLayouts: ["nestarc-v0" as const] };
+const LEGACY = { namespace: "ak", legacyKeyLayouts: ["nestarc-v0" as const] }; // the keys are ak_…
 const READ = [{ resource: "orders", level: "read" as const }];
 
 /** Counts `crypto.subtle` calls (the hasher's primitives). */
