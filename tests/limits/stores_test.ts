@@ -75,6 +75,37 @@ async function applyMigration(client: pg.Client, name: string): Promise<void> {
   await client.query(await Deno.readTextFile(new URL(`${name}/migration.sql`, MIGRATIONS)));
 }
 
+/**
+ * A fresh schema named after `label` with every migration applied: `admin` on it, `pool` (one
+ * connection) on it; `drop` removes it and ends both.
+ */
+async function migratedSchema(label: string) {
+  const schema = `${label}_${crypto.randomUUID().replaceAll("-", "")}`;
+  const admin = new pg.Client({ connectionString: DATABASE_URL });
+  await admin.connect();
+  const pool = new pg.Pool({
+    connectionString: DATABASE_URL,
+    max: 1,
+    options: `-c search_path=${schema}`,
+  });
+  const drop = async () => {
+    await pool.end();
+    try {
+      await admin.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+    } finally {
+      await admin.end();
+    }
+  };
+  try {
+    await admin.query(`CREATE SCHEMA ${schema}; SET search_path TO ${schema}`);
+    for (const migration of await migrationNames()) await applyMigration(admin, migration);
+  } catch (error) {
+    await drop();
+    throw error;
+  }
+  return { admin, pool, drop };
+}
+
 /** Window units and credits left, read by a check of cost 0. */
 async function left(store: RateLimitStore, window: WindowCounter, credit: CreditCounter) {
   const [w, c] = await checkOnce(store, [{ ...window, cost: 0 }, { ...credit, cost: 0 }]);
@@ -906,6 +937,152 @@ if (DATABASE_URL) {
         assert.deepEqual(await left(store, window, credit), { window: 40, credits: 0 });
       } finally {
         await close();
+      }
+    });
+
+    it("a role without its privileges on the tables: ready() is a TypeError naming each one missing; a check, a credit change or read fails closed with a TypeError (never passed uncounted by onStoreError)", async () => {
+      const { admin, pool, drop } = await migratedSchema("grants");
+      try {
+        // The owner gives its own privileges up (a role of the application's without grants).
+        await admin.query("REVOKE ALL ON rate_limit_buckets, credit_balances FROM CURRENT_USER");
+        const store = createPostgresRateLimitStore({ pool, logger: () => {} });
+        const limiter = createRateLimiter({ store, logger: () => {} }); // onStoreError "open"
+        await assert.rejects(
+          limiter.ready(),
+          (e) =>
+            e instanceof TypeError &&
+            /lacks SELECT, INSERT, UPDATE, DELETE on rate_limit_buckets and SELECT, INSERT, UPDATE on credit_balances/
+              .test(e.message),
+        );
+        const subject = freshSubject("grants");
+        const policies = [{ name: "api", limit: 1, windowMs: 60_000 }];
+        const credits = { initial: 0 };
+        const calls = [
+          () => limiter.check(subject, policies),
+          () => limiter.check(subject, policies, { credits }),
+          () => limiter.check(subject, [...policies, { ...policies[0], name: "b" }]),
+          () => limiter.changeCredits(subject, credits, { add: 1 }),
+          () => limiter.readCredits([{ subject, credits }]),
+        ];
+        for (const call of calls) {
+          await assert.rejects(
+            call(),
+            (e) => e instanceof TypeError && /SQLSTATE 42501\b.*permission denied/.test(e.message),
+          );
+        }
+        // What the store does not need stays revoked: DELETE on credit_balances.
+        await admin.query(
+          "GRANT SELECT, INSERT, UPDATE ON rate_limit_buckets, credit_balances TO CURRENT_USER",
+        );
+        await assert.rejects(
+          store.ready(),
+          (e) =>
+            e instanceof TypeError && /lacks DELETE on rate_limit_buckets: GRANT/.test(e.message) &&
+            !/credit_balances/.test(e.message),
+        );
+        await admin.query("GRANT DELETE ON rate_limit_buckets TO CURRENT_USER");
+        await limiter.ready();
+        assert.equal((await limiter.check(subject, policies)).allowed, true);
+        store.close();
+      } finally {
+        await drop();
+      }
+    });
+
+    it("a function missing (a migration not run): a check is a TypeError (never passed uncounted by onStoreError), and ready() names the migration", async () => {
+      const { admin, pool, drop } = await migratedSchema("nofn");
+      try {
+        await admin.query("DROP FUNCTION rate_limit_credit_check");
+        const store = createPostgresRateLimitStore({ pool, logger: () => {} });
+        const limiter = createRateLimiter({ store, logger: () => {} });
+        await assert.rejects(
+          limiter.check(freshSubject("nofn"), [{ name: "api", limit: 1, windowMs: 60_000 }], {
+            credits: { initial: 0 },
+          }),
+          (e) => e instanceof TypeError && /SQLSTATE 42883\b/.test(e.message),
+        );
+        await assert.rejects(
+          limiter.ready(),
+          (e) =>
+            e instanceof TypeError &&
+            /misses rate_limit_credit_check: apply prisma\/migrations\/0021_rate_limit_credit_check/
+              .test(e.message),
+        );
+        store.close();
+      } finally {
+        await drop();
+      }
+    });
+
+    it("a window row it cannot read (a unit NULL or negative, a head out of range): each check function fails closed with a TypeError, and the row is left as it was", async () => {
+      const { store, close } = await openStore("postgres");
+      const pool = new pg.Pool({ connectionString: DATABASE_URL, max: 1 });
+      const limiter = createRateLimiter({ store, logger: () => {} });
+      const windowMs = 60_000;
+      try {
+        const { rows: [{ now_ms }] } = await pool.query(
+          "SELECT floor(extract(epoch FROM clock_timestamp()) * 1000)::float8 AS now_ms",
+        );
+        const q = Math.floor((now_ms * 10) / windowMs);
+        /** The ring with `unit` at the slot of the current sub-bucket, zeros elsewhere. */
+        const ring = (unit: string) =>
+          `{${Array.from({ length: 11 }, (_, i) => i === q % 11 ? unit : "0").join(",")}}`;
+        const rows: [string, string, string][] = [
+          ["negative unit", String(q), ring("-1000")],
+          ["NULL unit", String(q), ring("NULL")],
+          ["negative unit, the clock stepped back", String(q + 1), ring("-1")],
+          ["head 2^62", String(2n ** 62n), ring("0")],
+          ["head -1", "-1", ring("0")],
+          ["head -2^62", String(-(2n ** 62n)), ring("0")],
+        ];
+        for (const [label, head, counts] of rows) {
+          const subject = freshSubject("unreadable");
+          await pool.query(
+            `INSERT INTO rate_limit_buckets (subject, name, window_ms, head, counts, expires_at)
+             VALUES ($1, 'w', $2, $3, $4::bigint[], now() + interval '1 hour')`,
+            [subject, windowMs, head, counts],
+          );
+          const window: WindowCounter = {
+            kind: "window",
+            subject,
+            name: "w",
+            limit: 3,
+            windowMs,
+            cost: 1,
+          };
+          const other: WindowCounter = { ...window, name: "x" };
+          const credit: CreditCounter = { kind: "credit", subject, name: "c", cost: 0, initial: 5 };
+          const deadline = Date.now() + 30_000;
+          const batches: [string, StoreCheck[]][] = [
+            ["rate_limit_bucket_check", [{ counters: [window], deadline }]],
+            ["rate_limit_bucket_check", [{ counters: [other, window], deadline }]],
+            ["rate_limit_credit_check", [{ counters: [window, credit], deadline }]],
+            ["rate_limit_bucket_batch", [{ counters: [window], deadline }, {
+              counters: [window],
+              deadline,
+            }]],
+          ];
+          for (const [fn, checks] of batches) {
+            await assert.rejects(
+              store.checkBatch(checks),
+              (e) =>
+                e instanceof TypeError && /SQLSTATE RL001\b.*rate_limit_buckets/.test(e.message),
+              `${label}: ${fn}`,
+            );
+          }
+          await assert.rejects(
+            limiter.check(subject, [{ name: "w", limit: 3, windowMs }]),
+            TypeError,
+            `${label}: through the limiter`,
+          );
+          const { rows: [kept] } = await pool.query(
+            "SELECT head::text AS head, counts::text AS counts FROM rate_limit_buckets WHERE subject = $1",
+            [subject],
+          );
+          assert.deepEqual(kept, { head, counts }, label);
+        }
+      } finally {
+        await Promise.all([close(), pool.end()]);
       }
     });
 
