@@ -17,10 +17,13 @@ import process from "node:process";
 import pg from "pg";
 import { createClient } from "redis";
 import { MAX_IN_FLIGHT, MAX_LET_GO, SETTLE_MS } from "../../rate_limits/_door.ts";
-import { createRateLimiter } from "../../rate_limits/limiter.ts";
+import { createRateLimiter, type RateLimiter } from "../../rate_limits/limiter.ts";
 import { createMemoryRateLimitStore } from "../../rate_limits/memory_store.ts";
 import { compileRateLimitPolicies } from "../../rate_limits/policy.ts";
-import { createPostgresRateLimitStore } from "../../rate_limits/postgres/mod.ts";
+import {
+  createPostgresRateLimitStore,
+  type PostgresRateLimitStore,
+} from "../../rate_limits/postgres/mod.ts";
 import { createRedisRateLimitStore } from "../../rate_limits/redis/mod.ts";
 import type {
   CounterResult,
@@ -34,6 +37,7 @@ import {
   connectRedis,
   DATABASE_URL,
   freshSubject,
+  migratedSchema,
   openStore,
   readyStores,
 } from "./_services.ts";
@@ -76,34 +80,29 @@ async function applyMigration(client: pg.Client, name: string): Promise<void> {
 }
 
 /**
- * A fresh schema named after `label` with every migration applied: `admin` on it, `pool` (one
- * connection) on it; `drop` removes it and ends both.
+ * Runs `body` with `admin` on a fresh migrated schema (`migratedSchema`), and a store and a
+ * limiter (`onStoreError` "open", silent) on a pool of one connection to it; then drops it.
  */
-async function migratedSchema(label: string) {
-  const schema = `${label}_${crypto.randomUUID().replaceAll("-", "")}`;
-  const admin = new pg.Client({ connectionString: DATABASE_URL });
-  await admin.connect();
+async function onMigratedSchema(
+  label: string,
+  body: (
+    on: { admin: pg.Client; store: PostgresRateLimitStore; limiter: RateLimiter },
+  ) => Promise<void>,
+): Promise<void> {
+  const { schema, admin, drop } = await migratedSchema(label);
   const pool = new pg.Pool({
     connectionString: DATABASE_URL,
     max: 1,
     options: `-c search_path=${schema}`,
   });
-  const drop = async () => {
-    await pool.end();
-    try {
-      await admin.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
-    } finally {
-      await admin.end();
-    }
-  };
+  const store = createPostgresRateLimitStore({ pool, logger: () => {} });
   try {
-    await admin.query(`CREATE SCHEMA ${schema}; SET search_path TO ${schema}`);
-    for (const migration of await migrationNames()) await applyMigration(admin, migration);
-  } catch (error) {
+    await body({ admin, store, limiter: createRateLimiter({ store, logger: () => {} }) });
+  } finally {
+    store.close();
+    await pool.end();
     await drop();
-    throw error;
   }
-  return { admin, pool, drop };
 }
 
 /** Window units and credits left, read by a check of cost 0. */
@@ -941,12 +940,9 @@ if (DATABASE_URL) {
     });
 
     it("a role without its privileges on the tables: ready() is a TypeError naming each one missing; a check, a credit change or read fails closed with a TypeError (never passed uncounted by onStoreError)", async () => {
-      const { admin, pool, drop } = await migratedSchema("grants");
-      try {
+      await onMigratedSchema("grants", async ({ admin, store, limiter }) => {
         // The owner gives its own privileges up (a role of the application's without grants).
         await admin.query("REVOKE ALL ON rate_limit_buckets, credit_balances FROM CURRENT_USER");
-        const store = createPostgresRateLimitStore({ pool, logger: () => {} });
-        const limiter = createRateLimiter({ store, logger: () => {} }); // onStoreError "open"
         await assert.rejects(
           limiter.ready(),
           (e) =>
@@ -963,6 +959,7 @@ if (DATABASE_URL) {
           () => limiter.check(subject, [...policies, { ...policies[0], name: "b" }]),
           () => limiter.changeCredits(subject, credits, { add: 1 }),
           () => limiter.readCredits([{ subject, credits }]),
+          () => store.deleteExpired(),
         ];
         for (const call of calls) {
           await assert.rejects(
@@ -970,7 +967,7 @@ if (DATABASE_URL) {
             (e) => e instanceof TypeError && /SQLSTATE 42501\b.*permission denied/.test(e.message),
           );
         }
-        // What the store does not need stays revoked: DELETE on credit_balances.
+        // All but DELETE granted back: the store needs it on rate_limit_buckets only.
         await admin.query(
           "GRANT SELECT, INSERT, UPDATE ON rate_limit_buckets, credit_balances TO CURRENT_USER",
         );
@@ -983,18 +980,12 @@ if (DATABASE_URL) {
         await admin.query("GRANT DELETE ON rate_limit_buckets TO CURRENT_USER");
         await limiter.ready();
         assert.equal((await limiter.check(subject, policies)).allowed, true);
-        store.close();
-      } finally {
-        await drop();
-      }
+      });
     });
 
     it("a function missing (a migration not run): a check is a TypeError (never passed uncounted by onStoreError), and ready() names the migration", async () => {
-      const { admin, pool, drop } = await migratedSchema("nofn");
-      try {
+      await onMigratedSchema("nofn", async ({ admin, limiter }) => {
         await admin.query("DROP FUNCTION rate_limit_credit_check");
-        const store = createPostgresRateLimitStore({ pool, logger: () => {} });
-        const limiter = createRateLimiter({ store, logger: () => {} });
         await assert.rejects(
           limiter.check(freshSubject("nofn"), [{ name: "api", limit: 1, windowMs: 60_000 }], {
             credits: { initial: 0 },
@@ -1008,10 +999,7 @@ if (DATABASE_URL) {
             /misses rate_limit_credit_check: apply prisma\/migrations\/0021_rate_limit_credit_check/
               .test(e.message),
         );
-        store.close();
-      } finally {
-        await drop();
-      }
+      });
     });
 
     it("a window row it cannot read (a unit NULL or negative, a head out of range): each check function fails closed with a TypeError, and the row is left as it was", async () => {
@@ -1086,7 +1074,7 @@ if (DATABASE_URL) {
       }
     });
 
-    it("ready() on a schema migrated up to 0022: starts, and logs once through the limiter's logger that 0023, 0024, 0025, 0026 and 0027 are missing; then only 0024 to 0027; then only 0025 to 0027 (a balance kept across a rule change refused naming 0025); then only 0026 and 0027; then only 0027 (a credit change answers no balance before); then nothing", async () => {
+    it("ready() on a schema migrated up to 0022: starts, and logs once through the limiter's logger that 0023, 0024, 0025, 0026, 0027 and 0031 are missing; then only 0024 to 0027 and 0031; then only 0025 to 0027 and 0031 (a balance kept across a rule change refused naming 0025); then only 0026, 0027 and 0031; then only 0027 (a credit change answers no balance before) and 0031; then only 0031 (a corrupt window row counted as none); then nothing", async () => {
       const schema = `ready_${crypto.randomUUID().replaceAll("-", "")}`;
       const admin = new pg.Client({ connectionString: DATABASE_URL });
       await admin.connect();
@@ -1130,6 +1118,10 @@ if (DATABASE_URL) {
         );
         assert.match(up22[0], /prisma\/migrations\/0024_function_keyed_plans\/migration\.sql/);
         assert.match(up22[0], /credit_period/, "0023 covers every function of the store");
+        assert.match(
+          up22[0],
+          /prisma\/migrations\/0031_rate_limit_unreadable_rows\/migration\.sql/,
+        );
         // Called on the store itself: its own logger, once.
         const own: string[] = [];
         const direct = createPostgresRateLimitStore({ pool, logger: (l) => void own.push(l) });
@@ -1190,6 +1182,14 @@ if (DATABASE_URL) {
         const kept = await store.changeCredits(credit, { anchor: true }, Date.now() + 30_000);
         assert.deepEqual(kept, { allowed: true, remaining: 6, resetMs: -1 });
         await apply("0027_credit_change_balance_before");
+        const up27 = await linesOfReady();
+        assert.equal(up27.length, 1, up27.join("\n"));
+        assert.doesNotMatch(up27[0], /0027/);
+        assert.match(
+          up27[0],
+          /lack 0031_rate_limit_unreadable_rows \(rate_limit_bucket_batch, rate_limit_bucket_check, rate_limit_credit_check: a window row's unit NULL or negative .*prisma\/migrations\/0031_rate_limit_unreadable_rows\/migration\.sql/,
+        );
+        await apply("0031_rate_limit_unreadable_rows");
         assert.deepEqual(await linesOfReady(), []);
         const set = await store.changeCredits(credit, { set: 2 }, Date.now() + 30_000);
         assert.deepEqual(set, { allowed: true, remaining: 2, resetMs: -1, before: 6 });
