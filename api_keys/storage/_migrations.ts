@@ -50,13 +50,22 @@ export const MIGRATION_OF: Readonly<Record<string, readonly string[]>> = {
   ],
   credit_read: ["0012_rate_limit_batches", "0024_function_keyed_plans"],
   rate_limit_batch: ["0012_rate_limit_batches"],
-  rate_limit_bucket_batch: ["0015_rate_limit_buckets", "0024_function_keyed_plans"],
+  rate_limit_bucket_batch: [
+    "0015_rate_limit_buckets",
+    "0024_function_keyed_plans",
+    "0031_rate_limit_unreadable_rows",
+  ],
   rate_limit_bucket_check: [
     "0019_rate_limit_bucket_check",
     "0020_rate_limit_refusal_read",
     "0024_function_keyed_plans",
+    "0031_rate_limit_unreadable_rows",
   ],
-  rate_limit_credit_check: ["0021_rate_limit_credit_check", "0024_function_keyed_plans"],
+  rate_limit_credit_check: [
+    "0021_rate_limit_credit_check",
+    "0024_function_keyed_plans",
+    "0031_rate_limit_unreadable_rows",
+  ],
   api_key_audit_append: ["0017_api_key_audit"],
   // indexes
   api_keys_prefix_key: ["0001_init"],

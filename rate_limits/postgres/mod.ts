@@ -18,10 +18,14 @@
  * `0020_rate_limit_refusal_read` and `0021_rate_limit_credit_check` (and, to
  * harden, `0023_function_search_path_schema` and `0024_function_keyed_plans`,
  * and for `changeCredits` `{ anchor: true }`, `0025_credit_change_anchor` and
- * `0026_credit_change_anchor_clock`, and for its balance before
- * `0027_credit_change_balance_before`: without them `ready()` logs one line
+ * `0026_credit_change_anchor_clock`, for its balance before
+ * `0027_credit_change_balance_before`, and to fail a check on a corrupt window row
+ * `0031_rate_limit_unreadable_rows`: without them `ready()` logs one line
  * naming them, and start-up goes on), and
- * a `pg` pool or client (an optional peer) from the caller.
+ * a `pg` pool or client (an optional peer) from the caller, whose role holds `SELECT`,
+ * `INSERT`, `UPDATE` and `DELETE` on `rate_limit_buckets` and all but `DELETE` on
+ * `credit_balances` (`ready()` names any missing). An error of a misconfiguration, a missing
+ * migration or a row it cannot read is a `TypeError` (by its SQLSTATE): the check fails closed.
  *
  * Production setup: the store listens for the pool's `error` events itself
  * (a terminated backend never ends the process), and `await limiter.ready()`
@@ -56,6 +60,10 @@ import { createClockOffset } from "../_clock.ts";
 import { byKind, reportErrors } from "../_remote.ts";
 import { assertKnownOptions, optionalBoolean } from "../_options.ts";
 import { MAX_TIMER_MS } from "../../telemetry/_timer.ts";
+import { storeError, UNREADABLE_STATE } from "./_sqlstate.ts";
+
+/** Rejects with `error` as the store rejects with it (`storeError`). */
+const rejectStoreError = (error: unknown) => Promise.reject(storeError(error));
 
 /** A named (prepared) statement, as `pg`'s `query` takes it. */
 export interface PostgresNamedQuery {
@@ -95,7 +103,8 @@ export interface PostgresRateLimitStoreOptions {
    * ending the process. Also where `ready()` called on the store itself (not
    * through a limiter, which hands it its own logger) reports a hardening
    * (or `0025_credit_change_anchor`, `0026_credit_change_anchor_clock`,
-   * `0027_credit_change_balance_before`) migration missing (default `console.warn`).
+   * `0027_credit_change_balance_before`, `0031_rate_limit_unreadable_rows`) migration missing
+   * (default `console.warn`).
    */
   logger?: (line: string) => void;
   /**
@@ -216,6 +225,8 @@ const ANCHOR_MIGRATION = "0025_credit_change_anchor";
 const ANCHOR_CLOCK_MIGRATION = "0026_credit_change_anchor_clock";
 /** The migration whose `credit_change_before` answers the balance before (`remaining_before`). */
 const BEFORE_MIGRATION = "0027_credit_change_balance_before";
+/** The migration whose check functions raise `UNREADABLE_STATE` on a window row they cannot read. */
+const UNREADABLE_MIGRATION = "0031_rate_limit_unreadable_rows";
 /** The versions of `credit_change_before` from 0025 on, in order: each has the earlier ones' fixes. */
 const CHANGE_VERSIONS = [ANCHOR_MIGRATION, ANCHOR_CLOCK_MIGRATION, BEFORE_MIGRATION];
 /** Whether a `READY_SQL` row of `credit_change_before` is `migration`'s version or a later one. */
@@ -288,12 +299,50 @@ const UPGRADES: [string, string[], (row: Record<string, unknown>) => boolean, st
     changeFrom(BEFORE_MIGRATION),
     "a credit change answers no balance before: the audit log records a set's credits.before null",
   ],
+  [
+    UNREADABLE_MIGRATION,
+    ["rate_limit_bucket_batch", "rate_limit_bucket_check", "rate_limit_credit_check"],
+    (row) => row.unreadable_state === true,
+    "a window row's unit NULL or negative (a corrupt row) is counted as none, never failing the check",
+  ],
 ];
 const READY_SQL = "SELECT proname::text AS name, obj_description(oid, 'pg_proc') AS version, " +
   "coalesce(format('search_path=pg_catalog, %s, pg_temp', pronamespace::regnamespace) = " +
   "ANY (proconfig), false) AS schema_path, " +
-  "coalesce('enable_seqscan=off' = ANY (proconfig), false) AS keyed_plans " +
+  "coalesce('enable_seqscan=off' = ANY (proconfig), false) AS keyed_plans, " +
+  `strpos(prosrc, '${UNREADABLE_STATE}') > 0 AS unreadable_state ` +
   "FROM pg_proc WHERE proname = ANY($1::text[]) AND pg_function_is_visible(oid)";
+
+/**
+ * The privileges the store's statements need, per table (its functions run with the caller's:
+ * `SECURITY INVOKER`; `DELETE`, `deleteExpired`), which `ready()` checks.
+ */
+const PRIVILEGES: [string, string[]][] = [
+  ["rate_limit_buckets", ["SELECT", "INSERT", "UPDATE", "DELETE"]],
+  ["credit_balances", ["SELECT", "INSERT", "UPDATE"]],
+];
+/** The privileges of `PRIVILEGES` (tables `$1`, privileges `$2`) the role lacks, in order. */
+const GRANTS_SQL = "SELECT t AS tbl, p AS privilege, quote_ident(current_user) AS role " +
+  "FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS g(t, p, i) " +
+  "WHERE NOT coalesce(has_table_privilege(to_regclass(t), p), false) ORDER BY i";
+
+/**
+ * The `TypeError` naming the privileges `GRANTS_SQL` answered missing (`rows`), and the grants
+ * that give them; `undefined` when none is.
+ */
+function grantsError(rows: readonly Record<string, unknown>[]): TypeError | undefined {
+  if (rows.length === 0) return undefined;
+  const role = String(rows[0].role);
+  const lacking = PRIVILEGES.flatMap(([table]) => {
+    const privileges = rows.filter((r) => r.tbl === table).map((r) => String(r.privilege));
+    return privileges.length === 0 ? [] : [`${privileges.join(", ")} on ${table}`];
+  });
+  const grants = lacking.map((what) => `GRANT ${what.replace(" on ", " ON ")} TO ${role};`);
+  return new TypeError(
+    `the PostgreSQL rate-limit store's role ${role} lacks ${listed(lacking)}: ` +
+      `${grants.join(" ")} (docs/operations.md)`,
+  );
+}
 
 /** `["a", "b", "c"]` as `a, b and c`. */
 function listed(names: readonly string[]): string {
@@ -413,7 +462,9 @@ export function createPostgresRateLimitStore(
    * Sends one statement (named `name`) due by `deadline` (local ms; default the longest a
    * limiter waits, `Infinity` for none): `pg` gives its connection up `GIVE_UP_MS` after it (a
    * silent peer's connection never answers; the pool opens another). Without
-   * `preparedStatements`, SQL text and values only. A throw of the pool is a rejection.
+   * `preparedStatements`, SQL text and values only. A throw of the pool is a rejection; an
+   * error of a misconfiguration, a missing migration or a row the functions cannot read is a
+   * `TypeError` (`storeError`): every statement of the store is sent here.
    */
   const send = (
     text: string,
@@ -425,14 +476,16 @@ export function createPostgresRateLimitStore(
       ? Math.min(Math.max(deadline - Date.now(), 0) + GIVE_UP_MS, MAX_TIMER_MS)
       : undefined;
     try {
-      if (!prepared) return pool.query(text, values); // SQL text only: the pool's own timeout
-      return pool.query(
-        name !== undefined && values !== undefined
-          ? { name, text, values, query_timeout: giveUp }
-          : { text, values, query_timeout: giveUp },
-      );
+      return (prepared
+        ? pool.query(
+          name !== undefined && values !== undefined
+            ? { name, text, values, query_timeout: giveUp }
+            : { text, values, query_timeout: giveUp },
+        )
+        : pool.query(text, values)) // SQL text only: the pool's own timeout
+        .catch(rejectStoreError);
     } catch (error) {
-      return Promise.reject(error);
+      return rejectStoreError(error);
     }
   };
   /**
@@ -658,7 +711,9 @@ export function createPostgresRateLimitStore(
         sentAt,
       ).catch((error) => {
         // No credit_change_before taking p_anchor (undefined_function): the migration is missing.
-        if (!anchor || (error as { code?: unknown })?.code !== "42883") throw error;
+        if (!anchor || (error as { cause?: { code?: unknown } }).cause?.code !== "42883") {
+          throw error;
+        }
         throw new TypeError(
           "the PostgreSQL rate-limit store misses credit_change_before of " +
             `${ANCHOR_MIGRATION}: apply prisma/migrations/${ANCHOR_MIGRATION}/migration.sql`,
@@ -713,6 +768,13 @@ export function createPostgresRateLimitStore(
               "prisma/migrations/<name>/migration.sql, in this order)"),
         );
       }
+      const grants = grantsError(
+        await run(GRANTS_SQL, [
+          PRIVILEGES.flatMap(([table, privileges]) => privileges.map(() => table)),
+          PRIVILEGES.flatMap(([, privileges]) => privileges),
+        ]),
+      );
+      if (grants !== undefined) throw grants;
       const notice = upgradesNotice(rows);
       if (notice !== undefined && !upgradesReported) {
         upgradesReported = true;

@@ -51,6 +51,41 @@ export async function readyStores(suite: string): Promise<StoreKind[]> {
   return ready;
 }
 
+/**
+ * A schema of its own, `<label>_<uuid>`, holding what every migration of prisma/migrations creates
+ * (applied in order through `admin`, on that schema, as scripts/start_postgres.sh applies them to
+ * the database). `drop()` removes it and ends `admin`.
+ */
+export async function migratedSchema(
+  label: string,
+): Promise<{ schema: string; admin: pg.Client; drop(): Promise<void> }> {
+  const schema = `${label}_${crypto.randomUUID().replaceAll("-", "")}`;
+  const admin = new pg.Client({ connectionString: DATABASE_URL });
+  await admin.connect();
+  const drop = async () => {
+    try {
+      await admin.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+    } finally {
+      await admin.end();
+    }
+  };
+  try {
+    await admin.query(`CREATE SCHEMA ${schema}; SET search_path TO ${schema}`);
+    const folder = new URL("../../prisma/migrations/", import.meta.url);
+    const migrations = [];
+    for await (const entry of Deno.readDir(folder)) {
+      if (entry.isDirectory) migrations.push(entry.name);
+    }
+    for (const migration of migrations.sort()) {
+      await admin.query(await Deno.readTextFile(new URL(`${migration}/migration.sql`, folder)));
+    }
+  } catch (error) {
+    await drop();
+    throw error;
+  }
+  return { schema, admin, drop };
+}
+
 /** A store of `kind` (see `openStore`) with a silent limiter on it (5 s timeout). */
 export async function openLimiter(kind: StoreKind): Promise<RealStore & { limiter: RateLimiter }> {
   const real = await openStore(kind);

@@ -33,6 +33,7 @@ import {
   connectRedis,
   DATABASE_URL,
   freshSubject,
+  migratedSchema,
   openStore,
   readyStores,
   type StoreKind,
@@ -203,34 +204,15 @@ async function tableWork(client: pg.Client): Promise<Record<string, number>> {
 
 /**
  * A schema of its own holding what every migration of prisma/migrations
- * creates (applied in order, as scripts/start_postgres.sh applies them to the
- * database), its tables analyzed while empty and never again (autovacuum off
+ * creates (`migratedSchema`), its tables analyzed while empty and never again (autovacuum off
  * for them): the statistics that mislead the planner most, those of a table
  * whose every row was deleted (`deleteExpired()` after a quiet hour) when it
  * was analyzed. They say the table holds no row on however many pages, so the
  * planner believes it holds one row whatever it grows to. Dropped by `drop()`.
  */
-async function migratedSchema(): Promise<{ schema: string; drop(): Promise<void> }> {
-  const schema = `constant_work_${crypto.randomUUID().replaceAll("-", "")}`;
-  const admin = new pg.Client({ connectionString: DATABASE_URL });
-  await admin.connect();
-  const drop = async () => {
-    try {
-      await admin.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
-    } finally {
-      await admin.end();
-    }
-  };
+async function analyzedSchema(): Promise<{ schema: string; drop(): Promise<void> }> {
+  const { schema, admin, drop } = await migratedSchema("constant_work");
   try {
-    await admin.query(`CREATE SCHEMA ${schema}; SET search_path TO ${schema}`);
-    const folder = new URL("../../prisma/migrations/", import.meta.url);
-    const migrations = [];
-    for await (const entry of Deno.readDir(folder)) {
-      if (entry.isDirectory) migrations.push(entry.name);
-    }
-    for (const migration of migrations.sort()) {
-      await admin.query(await Deno.readTextFile(new URL(`${migration}/migration.sql`, folder)));
-    }
     await admin.query(
       `INSERT INTO rate_limit_buckets (subject, name, window_ms, head, counts, expires_at)
          SELECT 'gone' || i, 'api', 1, 0, array_fill(0::BIGINT, ARRAY[11]), now()
@@ -252,7 +234,7 @@ async function migratedSchema(): Promise<{ schema: string; drop(): Promise<void>
 
 /**
  * The PostgreSQL store on one connection, on a schema of its own
- * (`migratedSchema`: its tables analyzed empty), each measured check in a
+ * (`analyzedSchema`: its tables analyzed empty), each measured check in a
  * transaction of its own. The connection plans as any other (no planner
  * setting of its own), from those statistics: what the SQL reads must be
  * found by its keys whatever the statistics say. (Left to statistics that say
@@ -262,7 +244,7 @@ async function migratedSchema(): Promise<{ schema: string; drop(): Promise<void>
  * 10,000 until migration 0024.)
  */
 async function postgresProbe(): Promise<Probe> {
-  const { schema, drop } = await migratedSchema();
+  const { schema, drop } = await analyzedSchema();
   const client = new pg.Client({
     connectionString: DATABASE_URL,
     options: `-c search_path=${schema}`,

@@ -17,10 +17,13 @@ import process from "node:process";
 import pg from "pg";
 import { createClient } from "redis";
 import { MAX_IN_FLIGHT, MAX_LET_GO, SETTLE_MS } from "../../rate_limits/_door.ts";
-import { createRateLimiter } from "../../rate_limits/limiter.ts";
+import { createRateLimiter, type RateLimiter } from "../../rate_limits/limiter.ts";
 import { createMemoryRateLimitStore } from "../../rate_limits/memory_store.ts";
 import { compileRateLimitPolicies } from "../../rate_limits/policy.ts";
-import { createPostgresRateLimitStore } from "../../rate_limits/postgres/mod.ts";
+import {
+  createPostgresRateLimitStore,
+  type PostgresRateLimitStore,
+} from "../../rate_limits/postgres/mod.ts";
 import { createRedisRateLimitStore } from "../../rate_limits/redis/mod.ts";
 import type {
   CounterResult,
@@ -34,6 +37,7 @@ import {
   connectRedis,
   DATABASE_URL,
   freshSubject,
+  migratedSchema,
   openStore,
   readyStores,
 } from "./_services.ts";
@@ -73,6 +77,32 @@ async function migrationNames(): Promise<string[]> {
 /** Applies migration `name` through `client` (into the schema of its search_path). */
 async function applyMigration(client: pg.Client, name: string): Promise<void> {
   await client.query(await Deno.readTextFile(new URL(`${name}/migration.sql`, MIGRATIONS)));
+}
+
+/**
+ * Runs `body` with `admin` on a fresh migrated schema (`migratedSchema`), and a store and a
+ * limiter (`onStoreError` "open", silent) on a pool of one connection to it; then drops it.
+ */
+async function onMigratedSchema(
+  label: string,
+  body: (
+    on: { admin: pg.Client; store: PostgresRateLimitStore; limiter: RateLimiter },
+  ) => Promise<void>,
+): Promise<void> {
+  const { schema, admin, drop } = await migratedSchema(label);
+  const pool = new pg.Pool({
+    connectionString: DATABASE_URL,
+    max: 1,
+    options: `-c search_path=${schema}`,
+  });
+  const store = createPostgresRateLimitStore({ pool, logger: () => {} });
+  try {
+    await body({ admin, store, limiter: createRateLimiter({ store, logger: () => {} }) });
+  } finally {
+    store.close();
+    await pool.end();
+    await drop();
+  }
 }
 
 /** Window units and credits left, read by a check of cost 0. */
@@ -909,7 +939,142 @@ if (DATABASE_URL) {
       }
     });
 
-    it("ready() on a schema migrated up to 0022: starts, and logs once through the limiter's logger that 0023, 0024, 0025, 0026 and 0027 are missing; then only 0024 to 0027; then only 0025 to 0027 (a balance kept across a rule change refused naming 0025); then only 0026 and 0027; then only 0027 (a credit change answers no balance before); then nothing", async () => {
+    it("a role without its privileges on the tables: ready() is a TypeError naming each one missing; a check, a credit change or read fails closed with a TypeError (never passed uncounted by onStoreError)", async () => {
+      await onMigratedSchema("grants", async ({ admin, store, limiter }) => {
+        // The owner gives its own privileges up (a role of the application's without grants).
+        await admin.query("REVOKE ALL ON rate_limit_buckets, credit_balances FROM CURRENT_USER");
+        await assert.rejects(
+          limiter.ready(),
+          (e) =>
+            e instanceof TypeError &&
+            /lacks SELECT, INSERT, UPDATE, DELETE on rate_limit_buckets and SELECT, INSERT, UPDATE on credit_balances/
+              .test(e.message),
+        );
+        const subject = freshSubject("grants");
+        const policies = [{ name: "api", limit: 1, windowMs: 60_000 }];
+        const credits = { initial: 0 };
+        const calls = [
+          () => limiter.check(subject, policies),
+          () => limiter.check(subject, policies, { credits }),
+          () => limiter.check(subject, [...policies, { ...policies[0], name: "b" }]),
+          () => limiter.changeCredits(subject, credits, { add: 1 }),
+          () => limiter.readCredits([{ subject, credits }]),
+          () => store.deleteExpired(),
+        ];
+        for (const call of calls) {
+          await assert.rejects(
+            call(),
+            (e) => e instanceof TypeError && /SQLSTATE 42501\b.*permission denied/.test(e.message),
+          );
+        }
+        // All but DELETE granted back: the store needs it on rate_limit_buckets only.
+        await admin.query(
+          "GRANT SELECT, INSERT, UPDATE ON rate_limit_buckets, credit_balances TO CURRENT_USER",
+        );
+        await assert.rejects(
+          store.ready(),
+          (e) =>
+            e instanceof TypeError && /lacks DELETE on rate_limit_buckets: GRANT/.test(e.message) &&
+            !/credit_balances/.test(e.message),
+        );
+        await admin.query("GRANT DELETE ON rate_limit_buckets TO CURRENT_USER");
+        await limiter.ready();
+        assert.equal((await limiter.check(subject, policies)).allowed, true);
+      });
+    });
+
+    it("a function missing (a migration not run): a check is a TypeError (never passed uncounted by onStoreError), and ready() names the migration", async () => {
+      await onMigratedSchema("nofn", async ({ admin, limiter }) => {
+        await admin.query("DROP FUNCTION rate_limit_credit_check");
+        await assert.rejects(
+          limiter.check(freshSubject("nofn"), [{ name: "api", limit: 1, windowMs: 60_000 }], {
+            credits: { initial: 0 },
+          }),
+          (e) => e instanceof TypeError && /SQLSTATE 42883\b/.test(e.message),
+        );
+        await assert.rejects(
+          limiter.ready(),
+          (e) =>
+            e instanceof TypeError &&
+            /misses rate_limit_credit_check: apply prisma\/migrations\/0021_rate_limit_credit_check/
+              .test(e.message),
+        );
+      });
+    });
+
+    it("a window row it cannot read (a unit NULL or negative, a head out of range): each check function fails closed with a TypeError, and the row is left as it was", async () => {
+      const { store, close } = await openStore("postgres");
+      const pool = new pg.Pool({ connectionString: DATABASE_URL, max: 1 });
+      const limiter = createRateLimiter({ store, logger: () => {} });
+      const windowMs = 60_000;
+      try {
+        const { rows: [{ now_ms }] } = await pool.query(
+          "SELECT floor(extract(epoch FROM clock_timestamp()) * 1000)::float8 AS now_ms",
+        );
+        const q = Math.floor((now_ms * 10) / windowMs);
+        /** The ring with `unit` at the slot of the current sub-bucket, zeros elsewhere. */
+        const ring = (unit: string) =>
+          `{${Array.from({ length: 11 }, (_, i) => i === q % 11 ? unit : "0").join(",")}}`;
+        const rows: [string, string, string][] = [
+          ["negative unit", String(q), ring("-1000")],
+          ["NULL unit", String(q), ring("NULL")],
+          ["negative unit, the clock stepped back", String(q + 1), ring("-1")],
+          ["head 2^62", String(2n ** 62n), ring("0")],
+          ["head -1", "-1", ring("0")],
+          ["head -2^62", String(-(2n ** 62n)), ring("0")],
+        ];
+        for (const [label, head, counts] of rows) {
+          const subject = freshSubject("unreadable");
+          await pool.query(
+            `INSERT INTO rate_limit_buckets (subject, name, window_ms, head, counts, expires_at)
+             VALUES ($1, 'w', $2, $3, $4::bigint[], now() + interval '1 hour')`,
+            [subject, windowMs, head, counts],
+          );
+          const window: WindowCounter = {
+            kind: "window",
+            subject,
+            name: "w",
+            limit: 3,
+            windowMs,
+            cost: 1,
+          };
+          const other: WindowCounter = { ...window, name: "x" };
+          const credit: CreditCounter = { kind: "credit", subject, name: "c", cost: 0, initial: 5 };
+          const deadline = Date.now() + 30_000;
+          const batches: [string, StoreCheck[]][] = [
+            ["rate_limit_bucket_check", [{ counters: [window], deadline }]],
+            ["rate_limit_bucket_check", [{ counters: [other, window], deadline }]],
+            ["rate_limit_credit_check", [{ counters: [window, credit], deadline }]],
+            ["rate_limit_bucket_batch", [{ counters: [window], deadline }, {
+              counters: [window],
+              deadline,
+            }]],
+          ];
+          for (const [fn, checks] of batches) {
+            await assert.rejects(
+              store.checkBatch(checks),
+              (e) =>
+                e instanceof TypeError && /SQLSTATE RL001\b.*rate_limit_buckets/.test(e.message),
+              `${label}: ${fn}`,
+            );
+          }
+          await assert.rejects(
+            limiter.check(subject, [{ name: "w", limit: 3, windowMs }]),
+            TypeError,
+            `${label}: through the limiter`,
+          );
+          const { rows: [kept] } = await pool.query(
+            "SELECT head::text AS head, counts::text AS counts FROM rate_limit_buckets WHERE subject = $1",
+            [subject],
+          );
+          assert.deepEqual(kept, { head, counts }, label);
+        }
+      } finally {
+        await Promise.all([close(), pool.end()]);
+      }
+    });
+
+    it("ready() on a schema migrated up to 0022: starts, and logs once through the limiter's logger that 0023, 0024, 0025, 0026, 0027 and 0031 are missing; then only 0024 to 0027 and 0031; then only 0025 to 0027 and 0031 (a balance kept across a rule change refused naming 0025); then only 0026, 0027 and 0031; then only 0027 (a credit change answers no balance before) and 0031; then only 0031 (a corrupt window row counted as none); then nothing", async () => {
       const schema = `ready_${crypto.randomUUID().replaceAll("-", "")}`;
       const admin = new pg.Client({ connectionString: DATABASE_URL });
       await admin.connect();
@@ -953,6 +1118,10 @@ if (DATABASE_URL) {
         );
         assert.match(up22[0], /prisma\/migrations\/0024_function_keyed_plans\/migration\.sql/);
         assert.match(up22[0], /credit_period/, "0023 covers every function of the store");
+        assert.match(
+          up22[0],
+          /prisma\/migrations\/0031_rate_limit_unreadable_rows\/migration\.sql/,
+        );
         // Called on the store itself: its own logger, once.
         const own: string[] = [];
         const direct = createPostgresRateLimitStore({ pool, logger: (l) => void own.push(l) });
@@ -1013,6 +1182,14 @@ if (DATABASE_URL) {
         const kept = await store.changeCredits(credit, { anchor: true }, Date.now() + 30_000);
         assert.deepEqual(kept, { allowed: true, remaining: 6, resetMs: -1 });
         await apply("0027_credit_change_balance_before");
+        const up27 = await linesOfReady();
+        assert.equal(up27.length, 1, up27.join("\n"));
+        assert.doesNotMatch(up27[0], /0027/);
+        assert.match(
+          up27[0],
+          /lack 0031_rate_limit_unreadable_rows \(rate_limit_bucket_batch, rate_limit_bucket_check, rate_limit_credit_check: a window row's unit NULL or negative .*prisma\/migrations\/0031_rate_limit_unreadable_rows\/migration\.sql/,
+        );
+        await apply("0031_rate_limit_unreadable_rows");
         assert.deepEqual(await linesOfReady(), []);
         const set = await store.changeCredits(credit, { set: 2 }, Date.now() + 30_000);
         assert.deepEqual(set, { allowed: true, remaining: 2, resetMs: -1, before: 6 });

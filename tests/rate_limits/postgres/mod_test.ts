@@ -381,13 +381,95 @@ describe("createPostgresRateLimitStore", () => {
         /misses rate_limit_credit_check: apply prisma\/migrations\/0021_rate_limit_credit_check\//
           .test(e.message),
     );
-    const current = fakePool(() => [...upTo20, ...functions("rate_limit_credit_check")]);
+    // Every privilege on the tables held: GRANTS answers no row.
+    const current = fakePool((text) =>
+      /has_table_privilege/.test(text) ? [] : [...upTo20, ...functions("rate_limit_credit_check")]
+    );
     await createPostgresRateLimitStore({ pool: current.pool }).ready();
     const down = { query: () => Promise.reject(new Error("ECONNREFUSED")) };
     await assert.rejects(
       createPostgresRateLimitStore({ pool: down }).ready(),
       (e) => !(e instanceof TypeError),
     );
+  });
+
+  it("every statement's error of a misconfiguration, missing migration or unreadable row (by its SQLSTATE) is a TypeError naming it, the error its cause; an outage's error as it is", async () => {
+    /** A pg `DatabaseError` as the pool rejects with it. */
+    const failing = (code?: string) => {
+      const error = Object.assign(new Error(`failed with ${code}`), { code });
+      return fakePool(() => {
+        throw error;
+      });
+    };
+    const b = { ...a, subject: "t" };
+    /** Every call of the store, each sending at least one statement. */
+    const calls = [
+      (s: ReturnType<typeof createPostgresRateLimitStore>) =>
+        s.checkBatch([{ counters: [a], deadline: Date.now() + 5_000 }]),
+      (s: ReturnType<typeof createPostgresRateLimitStore>) =>
+        s.checkBatch([{ counters: [a, credit], deadline: Date.now() + 5_000 }]),
+      (s: ReturnType<typeof createPostgresRateLimitStore>) =>
+        s.checkBatch([{ counters: [a, b], deadline: Date.now() + 5_000 }, {
+          counters: [a],
+          deadline: Date.now() + 5_000,
+        }]),
+      (s: ReturnType<typeof createPostgresRateLimitStore>) =>
+        s.changeCredits(credit, { add: 1 }, Date.now() + 5_000),
+      (s: ReturnType<typeof createPostgresRateLimitStore>) => s.readCredits([credit]),
+      (s: ReturnType<typeof createPostgresRateLimitStore>) => s.deleteExpired(),
+      (s: ReturnType<typeof createPostgresRateLimitStore>) => s.ready(),
+    ];
+    // Privilege, undefined function or table, syntax, data exception (a head out of range),
+    // a function's RAISE, INTO STRICT finding nothing, internal error, the check functions'
+    // unreadable row (migration 0031).
+    for (
+      const code of [
+        "42501",
+        "42883",
+        "42P01",
+        "42601",
+        "22003",
+        "P0001",
+        "P0002",
+        "XX000",
+        "RL001",
+      ]
+    ) {
+      for (const call of calls) {
+        const store = createPostgresRateLimitStore({ pool: failing(code).pool, logger: () => {} });
+        await assert.rejects(call(store), (e) => {
+          assert.ok(e instanceof TypeError, `${code}: ${e}`);
+          assert.match(e.message, new RegExp(`SQLSTATE ${code}\\b.*failed with ${code}`));
+          assert.equal((e.cause as { code: string }).code, code);
+          return true;
+        });
+      }
+    }
+    // Connection, resources, lock not available, cancelled (statement_timeout), serialization,
+    // deadlock, read-only transaction, a socket's error, no code at all: unavailable.
+    for (
+      const code of [
+        "08006",
+        "53300",
+        "55P03",
+        "57014",
+        "57P01",
+        "40001",
+        "40P01",
+        "25006",
+        "EPIPE",
+        undefined,
+      ]
+    ) {
+      for (const call of calls) {
+        const store = createPostgresRateLimitStore({ pool: failing(code).pool, logger: () => {} });
+        await assert.rejects(call(store), (e) => {
+          assert.ok(!(e instanceof TypeError), `${code}: ${e}`);
+          assert.equal((e as { code?: string }).code, code);
+          return true;
+        });
+      }
+    }
   });
 
   it("listens for the pool's errors itself, one line per interval, and stops on close", () => {
