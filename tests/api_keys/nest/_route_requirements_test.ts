@@ -11,9 +11,13 @@ import {
   type Type,
   UseGuards,
 } from "@nestjs/common";
-import { APP_GUARD, NestFactory } from "@nestjs/core";
+import { APP_GUARD, NestFactory, Reflector } from "@nestjs/core";
 import { ApiKeysGuard } from "../../../api_keys/nest/api_keys.guard.ts";
 import { ApiKeysModule } from "../../../api_keys/nest/api_keys.module.ts";
+import {
+  routeRequirementsOf,
+  unguardedRoutesLine,
+} from "../../../api_keys/nest/_route_requirements.ts";
 import {
   RateLimit,
   RequireEnvironment,
@@ -283,5 +287,25 @@ describe("ApiKeysModule's check that ApiKeysGuard covers the routes with require
       await context.close();
     });
     assert.deepEqual(warned, []);
+  });
+});
+
+describe("routeRequirementsOf and unguardedRoutesLine", () => {
+  it("reads a route's requirements (none on a plain route, undefined under SkipApiKey)", () => {
+    const reflector = new Reflector();
+    const { prototype } = OrdersController;
+    const scoped = routeRequirementsOf(reflector, prototype.list, OrdersController);
+    assert.deepEqual(Object.keys(scoped ?? {}), ["requiredScope"]);
+    assert.deepEqual(routeRequirementsOf(reflector, prototype.open, OrdersController), {});
+    assert.equal(routeRequirementsOf(reflector, prototype.skipped, OrdersController), undefined);
+  });
+
+  it("names at most five routes, then how many more, and how to install the guard", () => {
+    assert.match(unguardedRoutesLine(["A.a"]), /: 1 route with .*: A\.a; install the guard/);
+    const seven = ["A.a", "A.b", "A.c", "A.d", "A.e", "A.f", "A.g"];
+    const line = unguardedRoutesLine(seven);
+    assert.match(line, /: 7 routes with .*: A\.a, A\.b, A\.c, A\.d, A\.e and 2 more; /);
+    assert.ok(!line.includes("A.f"), line);
+    assert.match(line, /APP_GUARD, useExisting: ApiKeysGuard .*@UseGuards\(ApiKeysGuard\)/);
   });
 });
