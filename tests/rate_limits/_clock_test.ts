@@ -43,6 +43,23 @@ describe("createClockOffset", () => {
     assert.equal(clock.toServer(2_200, clock.now()), 6_200);
   });
 
+  it("a reply read late whose server reading is floored to the ms (its upper bound up to 1 ms under the true offset) keeps the kept bound: deadlines are not made early", () => {
+    const { clocks, advance } = fakeClocks(1_000.9);
+    const clock = createClockOffset(clocks);
+    // True offset 4_000: the server read 5_000.9 at local 1_000.9 and answers it floored, 5_000.
+    clock.observe(5_000, 1_000.8); // a quick round trip: offset in [3_999.1, 3_999.2]
+    const kept = clock.toServer(2_000, clock.now());
+    // Sent at 1_100.7, read by the server at 1_100.8 (5_100.8, answered 5_100), the reply held
+    // 300 ms (a held drain): its upper bound 3_999.3 is above the kept bound, its lower one loose.
+    advance(400);
+    clock.observe(5_100, 1_100.7);
+    assert.equal(clock.toServer(2_400, clock.now()), kept! + 400);
+    // A server reading as late as its floor allows: the upper bound 5_200 - 1_200.95 = 3_999.05
+    // sits under the kept bound (3_999.1) only by the floor's part of a ms.
+    clock.observe(5_200, 1_200.95);
+    assert.equal(clock.toServer(2_400, clock.now()), kept! + 400);
+  });
+
   it("follows a server clock stepped back at the first reply that shows it (its upper bound, server - sent, below the kept bound)", () => {
     const { clocks, advance } = fakeClocks(1_000_000);
     const clock = createClockOffset(clocks);
