@@ -8,7 +8,8 @@
  * clock (`performance.now()`: a local wall clock stepped (NTP) moves no
  * deadline, as a deadline is converted by the time left until it), bounds the
  * offset: the server read its clock between the two, so the offset is at least
- * `server - receivedAt` and at most `server - sentAt`. The tightest (highest)
+ * `server - receivedAt` and at most `server - sentAt` (plus the part of a ms its
+ * reading lost to the floor). The tightest (highest)
  * lower bound is kept: a reply read late, by a busy event loop, gives a loose
  * bound that would make every deadline early. A kept bound above a round
  * trip's upper bound (the server's clock stepped back) gives way to that
@@ -22,6 +23,12 @@
 
 /** How long a bound is kept against looser ones (ms of the monotonic clock). */
 export const BOUND_TTL_MS = 10_000;
+
+/**
+ * How far a server's reading may lag its instant: the stores answer it in whole ms, floored, so a
+ * round trip's upper bound (`server - sentAt`) may sit up to this under the true offset.
+ */
+const READING_MS = 1;
 
 /** The process's clocks the estimate reads (injected in tests). */
 export interface ProcessClocks {
@@ -78,7 +85,7 @@ export function createClockOffset(clocks: ProcessClocks = PROCESS_CLOCKS): Clock
       if (!Number.isFinite(serverMs - sentAt) || !Number.isFinite(receivedAt)) return;
       const bound = serverMs - receivedAt;
       if (
-        offset === undefined || bound >= offset || serverMs - sentAt < offset ||
+        offset === undefined || bound >= offset || serverMs + READING_MS - sentAt < offset ||
         receivedAt - keptAt > BOUND_TTL_MS
       ) {
         offset = bound;
