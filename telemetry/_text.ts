@@ -5,13 +5,14 @@
  * @module
  */
 
-/** A lone surrogate (with `u`, a surrogate pair is one code point, never matched). */
-const LONE_SURROGATE = /\p{Cs}/u;
+/** `String.prototype.isWellFormed` (ES2024: Node 20+, Deno, Bun), which the npm build's ES2023 types lack. */
+type WellFormed = { isWellFormed(): boolean };
 
 /**
  * Whether `text` holds a lone surrogate, which UTF-8 sends as U+FFFD (so two
- * texts would read as one) and PostgreSQL's `jsonb` refuses: not
- * `String.prototype.isWellFormed`, which the npm build's ES2023 types lack.
+ * texts would read as one) and PostgreSQL's `jsonb` refuses. The runtime's
+ * `isWellFormed` answers a text of Latin-1 characters without reading it (a
+ * check's subject, read on every check).
  *
  * @example
  * ```ts
@@ -20,5 +21,5 @@ const LONE_SURROGATE = /\p{Cs}/u;
  * ```
  */
 export function hasLoneSurrogate(text: string): boolean {
-  return LONE_SURROGATE.test(text);
+  return !(text as unknown as WellFormed).isWellFormed();
 }
