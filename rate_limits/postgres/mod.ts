@@ -460,20 +460,23 @@ export function createPostgresRateLimitStore(
   const windowsOnly = windowStatements(durable);
   /**
    * Sends one statement (named `name`) due by `deadline` (local ms; default the longest a
-   * limiter waits, `Infinity` for none): `pg` gives its connection up `GIVE_UP_MS` after it (a
-   * silent peer's connection never answers; the pool opens another). Without
-   * `preparedStatements`, SQL text and values only. A throw of the pool is a rejection; an
-   * error of a misconfiguration, a missing migration or a row the functions cannot read is a
-   * `TypeError` (`storeError`): every statement of the store is sent here.
+   * limiter waits, `Infinity` for none) and resolves to `read` of its result: `pg` gives its
+   * connection up `GIVE_UP_MS` after the deadline (a silent peer's connection never answers;
+   * the pool opens another). Without `preparedStatements`, SQL text and values only. A throw
+   * of the pool is a rejection; an error of a misconfiguration, a missing migration or a row
+   * the functions cannot read is a `TypeError` (`storeError`), in the same step as `read` (one
+   * promise per statement): every statement of the store is sent here.
    */
-  const send = (
+  const send = <T>(
     text: string,
-    values?: unknown[],
-    name?: string,
-    deadline = Date.now() + LONGEST_WAIT_MS,
-  ) => {
-    const giveUp = Number.isFinite(deadline)
-      ? Math.min(Math.max(deadline - Date.now(), 0) + GIVE_UP_MS, MAX_TIMER_MS)
+    values: unknown[] | undefined,
+    name: string | undefined,
+    deadline: number | undefined,
+    read: (result: { rows: Record<string, unknown>[] }) => T,
+  ): Promise<T> => {
+    const due = deadline ?? Date.now() + LONGEST_WAIT_MS;
+    const giveUp = Number.isFinite(due)
+      ? Math.min(Math.max(due - Date.now(), 0) + GIVE_UP_MS, MAX_TIMER_MS)
       : undefined;
     try {
       return (prepared
@@ -483,7 +486,7 @@ export function createPostgresRateLimitStore(
             : { text, values, query_timeout: giveUp },
         )
         : pool.query(text, values)) // SQL text only: the pool's own timeout
-        .catch(rejectStoreError);
+        .then(read, rejectStoreError);
     } catch (error) {
       return rejectStoreError(error);
     }
@@ -507,7 +510,7 @@ export function createPostgresRateLimitStore(
     name?: string,
     deadline?: number,
     sentAt = clock.now(),
-  ) => send(text, values, name, deadline).then((result) => rowsOf(result, sentAt));
+  ) => send(text, values, name, deadline, (result) => rowsOf(result, sentAt));
   /** Reads the database's clock when no round trip was seen (a deadline is never sent unknown). */
   const knowClock = async (deadline: number) => {
     if (!clock.known) await run(TIME_SQL, [], undefined, deadline);
@@ -545,9 +548,13 @@ export function createPostgresRateLimitStore(
     if (n === 1) {
       const [c] = windows;
       const values = [at, c.subject, c.name, c.windowMs, c.limit, c.cost];
-      return send(windowsOnly.checkOne.text, values, windowsOnly.checkOne.name, deadline).then((
-        result,
-      ) => checkAnswer(rowsOf(result, sentAt), 1));
+      return send(
+        windowsOnly.checkOne.text,
+        values,
+        windowsOnly.checkOne.name,
+        deadline,
+        (result) => checkAnswer(rowsOf(result, sentAt), 1),
+      );
     }
     const [subjects, names, windowMs, limits, costs] = [[], [], [], [], []] as unknown[][];
     for (const c of windows) {
@@ -558,8 +565,12 @@ export function createPostgresRateLimitStore(
       costs.push(c.cost);
     }
     const values = [at, subjects, names, windowMs, limits, costs];
-    return send(windowsOnly.check.text, values, windowsOnly.check.name, deadline).then((result) =>
-      checkAnswer(rowsOf(result, sentAt), n)
+    return send(
+      windowsOnly.check.text,
+      values,
+      windowsOnly.check.name,
+      deadline,
+      (result) => checkAnswer(rowsOf(result, sentAt), n),
     );
   };
 
@@ -580,8 +591,12 @@ export function createPostgresRateLimitStore(
       const [amount, every, day] = refillParams(c.refill);
       const values: unknown[] = [at, w.subject, w.name, w.windowMs, w.limit, w.cost];
       values.push(c.subject, c.name, c.initial, c.initialAt ?? null, amount, every, day, c.cost);
-      return send(CREDIT_CHECK_ONE.text, values, CREDIT_CHECK_ONE.name, deadline).then((result) =>
-        checkAnswer(rowsOf(result, sentAt), 2)
+      return send(
+        CREDIT_CHECK_ONE.text,
+        values,
+        CREDIT_CHECK_ONE.name,
+        deadline,
+        (result) => checkAnswer(rowsOf(result, sentAt), 2),
       );
     }
     const { windows, credits, inOrder } = byKind(counters);
@@ -600,7 +615,7 @@ export function createPostgresRateLimitStore(
       ...[0, 1, 2].map((i) => refills.map((r) => r[i])),
       credits.map((c) => c.cost),
     ];
-    return send(CREDIT_CHECK.text, values, CREDIT_CHECK.name, deadline).then((result) => {
+    return send(CREDIT_CHECK.text, values, CREDIT_CHECK.name, deadline, (result) => {
       const { results: [answers] } = checkAnswer(rowsOf(result, sentAt), n);
       return { results: [answers && inOrder(answers)] };
     });
