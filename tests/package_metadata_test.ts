@@ -82,7 +82,7 @@ describe("npm package.json and README", { skip: !onDeno && "the build runs on De
     const module = "../scripts/npm_build/package_json.ts"; // computed: Deno only
     const { packageJson } = await import(module);
     const { REPOSITORY_URL } = await import(config);
-    const pkg = packageJson(denoJson, []);
+    const pkg = packageJson(denoJson, [], []);
     assert.match(REPOSITORY_URL, /^https:\/\/github\.com\/[\w.-]+\/[\w.-]+$/);
     assert.deepEqual(pkg.repository, { type: "git", url: `git+${REPOSITORY_URL}.git` });
     assert.equal(pkg.homepage, `${REPOSITORY_URL}#readme`);

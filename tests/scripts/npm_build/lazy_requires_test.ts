@@ -96,6 +96,25 @@ describe(
       assert.equal(isDeclarative(`Object.freeze(exports.Codes);\n`), false);
     });
 
+    it("effectfulFiles: the .js files whose top level does more than declare, relative and sorted", async () => {
+      const { effectfulFiles } = await import(MODULE);
+      const { join } = await import("node:path");
+      const dir = await Deno.makeTempDir({ prefix: "api-kit-effectful-" });
+      try {
+        await Deno.mkdir(join(dir, "elements"));
+        await Deno.writeTextFile(join(dir, "plain.js"), EMITTED);
+        await Deno.writeTextFile(join(dir, "plain.d.ts"), `customElements.define("x-y", X);\n`);
+        await Deno.writeTextFile(
+          join(dir, "elements", "mod.js"),
+          `"use strict";\nfunction define() {}\ndefine();\n`,
+        );
+        await Deno.writeTextFile(join(dir, "table.js"), `const T = [];\nT.push(1);\n`);
+        assert.deepEqual(effectfulFiles(dir), ["elements/mod.js", "table.js"]);
+      } finally {
+        await Deno.remove(dir, { recursive: true });
+      }
+    });
+
     it("./api-keys/nest built as CommonJS runs at most 12 files at require and works once used", {
       timeout: 180_000,
     }, async () => {
