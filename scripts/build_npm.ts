@@ -41,7 +41,7 @@ import {
   ROOT,
 } from "./npm_build/config.ts";
 import { runNodeTests } from "./npm_build/node_tests.ts";
-import { lazyRequiresIn } from "./npm_build/lazy_requires.ts";
+import { effectfulFiles, lazyRequiresIn } from "./npm_build/lazy_requires.ts";
 import { guardEntries } from "./npm_build/peer_guards.ts";
 import { bareSpecifiers, packageJson, packedReadme, stem } from "./npm_build/package_json.ts";
 
@@ -90,6 +90,7 @@ function build(): string[] {
   const entries = Object.values(deno.exports).sort().map((file) => join(ROOT, file));
   emit("esm", entries);
   emit("cjs", entries);
+  const effectful = effectfulFiles(join(OUT_DIR, "cjs"));
   const late = lazyRequiresIn(
     join(OUT_DIR, "cjs"),
     new Set(Object.values(deno.exports).map((source) => `${stem(source)}.js`)),
@@ -114,7 +115,7 @@ function build(): string[] {
     const code = Deno.readTextFileSync(join(OUT_DIR, "esm", rel));
     for (const specifier of bareSpecifiers(code)) imported.add(specifier);
   }
-  const pkg = packageJson(deno, [...imported].sort());
+  const pkg = packageJson(deno, [...imported].sort(), effectful);
   const writePackageJson = () =>
     Deno.writeTextFileSync(join(OUT_DIR, "package.json"), `${JSON.stringify(pkg, null, 2)}\n`);
   writePackageJson();

@@ -13,6 +13,9 @@
  * other than as `x.name` keeps its eager `require`. The ESM build is left
  * as is (an `import` cannot wait).
  *
+ * The same test names the files a bundler must keep when they are imported
+ * for nothing ({@link effectfulFiles}: `package.json`'s `sideEffects`).
+ *
  * @module
  */
 
@@ -110,6 +113,17 @@ function jsFiles(dir: string): string[] {
     if (statSync(path).isDirectory()) return jsFiles(path);
     return name.endsWith(".js") ? [path] : [];
   });
+}
+
+/**
+ * The `.js` files under `dir` (relative to it) whose top level does more than
+ * declare, e.g. `customElements.define(...)`: a bundler must not drop one that
+ * is imported for no value. Run on `tsc`'s CommonJS output, before the entries
+ * are wrapped (./peer_guards.ts).
+ */
+export function effectfulFiles(dir: string): string[] {
+  return jsFiles(dir).filter((path) => !isDeclarative(readFileSync(path, "utf8")))
+    .map((path) => relative(dir, path));
 }
 
 /**

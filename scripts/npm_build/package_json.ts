@@ -102,8 +102,17 @@ export function splitDependencies(deno: DenoJson, imported: Iterable<string>): D
   };
 }
 
-/** The complete `package.json` object, keys in a fixed order. */
-export function packageJson(deno: DenoJson, imported: Iterable<string>): Record<string, unknown> {
+/**
+ * The complete `package.json` object, keys in a fixed order. `effectful`: the
+ * built files (relative to `cjs/` and `esm/`) whose top level acts, e.g. defines
+ * a custom element; `sideEffects` lists them in both formats, so a bundler keeps
+ * them on a bare `import` and drops any other file nothing is read from.
+ */
+export function packageJson(
+  deno: DenoJson,
+  imported: Iterable<string>,
+  effectful: readonly string[],
+): Record<string, unknown> {
   const split = splitDependencies(deno, imported);
   const pkg: Record<string, unknown> = {
     name: deno.name,
@@ -116,7 +125,8 @@ export function packageJson(deno: DenoJson, imported: Iterable<string>): Record<
     keywords: ["api-keys", "nestjs", "openapi", "problem-details", "response-envelope"],
     engines: { node: ">=20" },
     type: "commonjs",
-    sideEffects: false,
+    sideEffects: ["cjs", "esm"].flatMap((format) => effectful.map((file) => `./${format}/${file}`))
+      .sort(),
     main: `./cjs/${stem(deno.exports["."])}.js`,
     module: `./esm/${stem(deno.exports["."])}.js`,
     types: `./cjs/${stem(deno.exports["."])}.d.ts`,
