@@ -104,7 +104,7 @@ describe("errorMessageOf: credentials", () => {
     }
   });
 
-  it("takes linear time on long adversarial text", () => {
+  it("answers long adversarial text at once (no backtracking blow-up)", () => {
     for (
       const text of [
         "a://" + "@".repeat(1e5),
