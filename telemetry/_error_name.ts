@@ -48,14 +48,30 @@ export function errorMessageOf(error: unknown): string {
     const e = error as { message?: unknown; code?: unknown } | null | undefined;
     // Cut after hiding: a cut inside a URL's credentials would leave them unmatched.
     return String(e?.message || e?.code || error).slice(0, 4 * MESSAGE_MAX)
-      .replace(CREDENTIALS, "$1***@").slice(0, MESSAGE_MAX);
+      .replace(URL_TEXT, hideCredentials).slice(0, MESSAGE_MAX);
   } catch {
     return "unknown";
   }
 }
 
-/** A URL's scheme and its `user:password@` (a driver quotes a connection string it cannot parse). */
-const CREDENTIALS = /\b([a-z][a-z0-9+.-]{0,31}:\/\/)[^\s/?#@'"]*@/gi;
+/**
+ * A URL's scheme and the rest of it, up to a space or a quote: a driver quotes
+ * a connection string it cannot parse. Matched in one greedy run, with nothing
+ * after it to backtrack for, so in time linear in the text.
+ */
+const URL_TEXT = /\b([a-z][a-z0-9+.-]{0,31}:\/\/)[^\s'"]*/gi;
+
+/**
+ * A URL's text with all up to its last `@` hidden: the `user:password@`, whose
+ * password may hold `/`, `?`, `#` or `@` (most often the reason the driver
+ * could not parse it). A URL without credentials but with a later `@`
+ * (`/a@b`, `?u=a@b`) loses what comes before it: more hidden, never less, and
+ * the part after the `@` kept.
+ */
+function hideCredentials(url: string, scheme: string): string {
+  const at = url.lastIndexOf("@");
+  return at < 0 ? url : `${scheme}***${url.slice(at)}`;
+}
 
 /**
  * Whether `error` is a programming error (a `TypeError`, `RangeError`,

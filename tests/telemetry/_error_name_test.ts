@@ -1,5 +1,6 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
+import pg from "pg";
 import { errorMessageOf, errorNameOf, isBug } from "../../telemetry/_error_name.ts";
 
 /** Values whose `field` cannot be read: a revoked `Proxy`, an `Error` whose getter throws. */
@@ -55,10 +56,70 @@ describe("errorMessageOf: credentials", () => {
     assert.ok(cut.length <= 200);
     // A URL without credentials, and text that only looks like one, unchanged.
     assert.equal(
-      errorMessageOf(new Error("GET https://example.com/a@b")),
-      "GET https://example.com/a@b",
+      errorMessageOf(new Error("GET https://example.com/a")),
+      "GET https://example.com/a",
     );
     assert.equal(errorMessageOf(new Error("user@example.com")), "user@example.com");
+  });
+
+  it("hides a password holding /, ?, #, + or @ (openssl rand -base64), up to the URL's last @, which keeps its host", () => {
+    for (
+      const password of ["hun/ter2", "hun?ter2", "hun#ter2", "Zk9/q+Hunter2=", "hun@ter2", "@/?#@"]
+    ) {
+      assert.equal(
+        errorMessageOf(new TypeError(`Invalid URL: 'postgresql://admin:${password}@db:5432/app'`)),
+        "Invalid URL: 'postgresql://***@db:5432/app'",
+        password,
+      );
+    }
+    assert.equal(
+      errorMessageOf(new Error("redis://:a/b@h:1, rediss://u:p#q@h2 down")),
+      "redis://***@h:1, rediss://***@h2 down",
+    );
+    // Without credentials, an @ later in the URL hides what comes before it
+    // (the two cannot be told apart): more hidden, never less, and the rest kept.
+    assert.equal(
+      errorMessageOf(new Error("GET https://example.com/a@b")),
+      "GET https://***@b",
+    );
+    assert.equal(errorMessageOf(new Error("postgresql://db/x?u=a@b")), "postgresql://***@b");
+  });
+
+  it("hides them in the message of pg's own error for a connection string it cannot parse (no server contacted)", async () => {
+    const password = "Zk9/q+Hunter2";
+    const pool = new pg.Pool({ connectionString: `postgresql://app:${password}@127.0.0.1:1/app` });
+    try {
+      let error: unknown;
+      try {
+        await pool.query("SELECT 1"); // throws at once, parsing the connection string
+      } catch (e) {
+        error = e;
+      }
+      assert.ok(error instanceof TypeError, String(error));
+      // Deno quotes the whole URL in the message; Node does not quote it.
+      assert.equal(errorMessageOf(error), error.message.replace(`app:${password}@`, "***@"));
+      assert.ok(!errorMessageOf(error).includes("Hunter2"), errorMessageOf(error));
+    } finally {
+      await pool.end();
+    }
+  });
+
+  it("answers long adversarial text at once (no backtracking blow-up)", () => {
+    for (
+      const text of [
+        "a://" + "@".repeat(1e5),
+        "a://" + "x".repeat(1e5),
+        "a://".repeat(3e4),
+        "a://@".repeat(3e4),
+      ]
+    ) {
+      const start = performance.now();
+      errorMessageOf(new Error(text));
+      assert.ok(
+        performance.now() - start < 250,
+        `${text.slice(0, 10)}…: ${performance.now() - start} ms`,
+      );
+    }
   });
 });
 
