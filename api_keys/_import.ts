@@ -21,13 +21,7 @@ import {
   isWellFormedHash,
   type WebCryptoSha256Hasher,
 } from "./hasher.ts";
-import {
-  fail,
-  failTime,
-  instantProblem,
-  refuseUnknownFields,
-  requireNonEmptyString,
-} from "./_input.ts";
+import { fail, failTime, instantProblem, keyIdProblem, refuseUnknownFields } from "./_input.ts";
 import { validateCreateInput } from "./_key_input.ts";
 import { newRecordId } from "./_uuid_v7.ts";
 import { isRetired } from "./verify/_legacy.ts";
@@ -175,7 +169,8 @@ function validateImport(
     }
     fail("pepperVersion", `pepper version ${pepperVersion} is retired (retiredPepperVersions)`);
   }
-  if (r.id !== undefined) requireNonEmptyString(r.id, "id");
+  const idProblem = r.id === undefined ? undefined : keyIdProblem(r.id);
+  if (idProblem !== undefined) fail("id", idProblem);
   const valid = validateCreateInput({
     tenantId: r.tenantId as string,
     name: r.name as string,

@@ -2,7 +2,7 @@
  * The rules every input check of the component builds on: instants (and the
  * one parser of their text) and durations, the one way an
  * `ApiKeyValidationError` is built, non-empty strings, tenant ids of
- * lookups, the text rules (printable, storable, actor names), unknown
+ * lookups, the text rules (printable, storable, actor names, key ids), unknown
  * fields, what an error may echo, the thresholds of the expiry notices, and
  * the check of an injected clock. The checks of `create`,
  * `rotate` and `list` inputs are in `_key_input.ts` (loaded with the flows,
@@ -199,6 +199,22 @@ export function requirePrintable(text: string, field: string): string {
 export function actorProblem(value: unknown): string | undefined {
   if (typeof value !== "string" || value.trim() === "" || value.length > MAX_ACTOR_LENGTH) {
     return `must be 1 to ${MAX_ACTOR_LENGTH} characters, not only spaces`;
+  }
+  return printableProblem(value);
+}
+
+/** Longest key id, in UTF-16 units: an imported one, an `idFactory`'s, a list cursor's. */
+export const MAX_KEY_ID_LENGTH = 200;
+
+/**
+ * What is wrong with `value` as a new key's id (imported, or from
+ * `idFactory`), or `undefined`: 1 to `MAX_KEY_ID_LENGTH` characters, not only
+ * spaces, printable (`printableProblem`), so a list page's cursor, a log line
+ * and PostgreSQL carry it as it is.
+ */
+export function keyIdProblem(value: unknown): string | undefined {
+  if (typeof value !== "string" || value.trim() === "" || value.length > MAX_KEY_ID_LENGTH) {
+    return `must be 1 to ${MAX_KEY_ID_LENGTH} characters, not only spaces`;
   }
   return printableProblem(value);
 }

@@ -5,6 +5,7 @@
  *
  * @module
  */
+import { keyIdProblem } from "./_input.ts";
 
 const HEX: string[] = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, "0"));
 
@@ -28,12 +29,13 @@ export function uuidV7(now: number = Date.now()): string {
 
 /**
  * A new record id from the `idFactory` option (default {@link uuidV7}); a
- * factory answering anything but a non-empty string is a `TypeError`.
+ * factory answering anything but a key id (`keyIdProblem`) is a `TypeError`.
  */
 export function newRecordId(idFactory: (() => string) | undefined): string {
   const id = (idFactory ?? uuidV7)();
-  if (typeof id !== "string" || id === "") {
-    throw new TypeError("ApiKeysServiceOptions.idFactory must return a non-empty string");
+  const problem = keyIdProblem(id);
+  if (problem !== undefined) {
+    throw new TypeError(`ApiKeysServiceOptions.idFactory: the id ${problem}`);
   }
   return id;
 }

@@ -154,7 +154,10 @@ export interface ApiKeysServiceOptions {
   storageTimeoutMs?: number;
   /** Wall clock (default `() => new Date()`). */
   clock?: () => Date;
-  /** Record id factory (default UUIDv7). */
+  /**
+   * Record id factory (default UUIDv7): ids of 1 to 200 characters, not only
+   * spaces, printable; another answer makes create throw a `TypeError`.
+   */
   idFactory?: () => string;
   /** Monotonic clock in ms for durations (default `performance.now`). */
   monotonicClock?: () => number;

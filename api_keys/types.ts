@@ -517,7 +517,10 @@ export interface ApiKeyHashReport {
  * field not listed here is refused (an error naming it).
  */
 export interface ImportApiKeyRecord {
-  /** Record id (default: a new one from `idFactory`). */
+  /**
+   * Record id: 1 to 200 characters, not only spaces, printable (default: a
+   * new one from `idFactory`).
+   */
   id?: string;
   /** Owning tenant (non-empty). */
   tenantId: string;

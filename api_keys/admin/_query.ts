@@ -8,7 +8,7 @@
  *
  * @module
  */
-import { fail, instantProblem, storableTextProblem } from "../_input.ts";
+import { fail, instantProblem, MAX_KEY_ID_LENGTH, storableTextProblem } from "../_input.ts";
 import { checkUsageWindow } from "../metering/_usage_window.ts";
 import type { ApiKeyPageSort, ApiKeyPageStatus, ListApiKeyPageOptions } from "../storage/types.ts";
 import type { PagePosition } from "../storage/_paging.ts";
@@ -25,13 +25,23 @@ export type QueryOf = (name: string) => string | null | undefined;
 /** Keys per page: default and most. */
 export const DEFAULT_PAGE_SIZE = 25;
 export const MAX_PAGE_SIZE = 100;
-const MAX_CURSOR_LENGTH = 1_024;
-const MAX_ID_LENGTH = 200;
 /** The default usage window: a day. */
 const DAY_MS = 86_400_000;
 
 const STATUSES: readonly KeyStatusFilter[] = ["active", "rotating", "expired", "revoked", "all"];
 const SORTS: readonly KeySort[] = ["created_desc", "created_asc", "name_asc", "last_used_desc"];
+
+/**
+ * Longest cursor (`encodeCursor`): base64url of `["sort","id","value"]`, the
+ * longest sort, a key id and a name (or a date, shorter) at their bounds,
+ * each UTF-16 unit at most 6 bytes (a control character's JSON escape, as
+ * `\u0001`; any other at most 3 in UTF-8). So every key `decodeCursor` reads
+ * ends a page with a cursor it reads back.
+ */
+const MAX_CURSOR_LENGTH = Math.ceil(
+  (10 + Math.max(...SORTS.map((sort) => sort.length)) +
+    6 * (MAX_KEY_ID_LENGTH + MAX_API_KEY_NAME_LENGTH)) * 4 / 3,
+);
 const ENVIRONMENTS: readonly Environment[] = ["live", "test"];
 
 /** A parameter's value; absent and empty read alike (`?cursor=` is the first page). */
@@ -72,7 +82,7 @@ export function decodeCursor(text: string, sort: ApiKeyPageSort): PagePosition {
   const [of, id, value] = parsed as unknown[];
   if (of !== sort) fail("cursor", "belongs to another sort");
   // Text no key holds (storableTextProblem: PostgreSQL refuses U+0000) is no cursor the server wrote.
-  if (!isCursorText(id, MAX_ID_LENGTH) || id === "") {
+  if (!isCursorText(id, MAX_KEY_ID_LENGTH) || id === "") {
     fail("cursor", "must be a nextCursor of this list");
   }
   if (sort === "name_asc") {
@@ -206,12 +216,12 @@ export function usageWindow(query: QueryOf, now: Date): UsageWindow {
 export function usageKeys(query: QueryOf): string[] {
   const raw = param(query, "keys");
   // Bounded before it is split: the most ids, each at its longest, with their commas.
-  if (raw === undefined || raw.length > MAX_KEYS_PER_READ * (MAX_ID_LENGTH + 1)) {
+  if (raw === undefined || raw.length > MAX_KEYS_PER_READ * (MAX_KEY_ID_LENGTH + 1)) {
     fail("keys", `must be 1 to ${MAX_KEYS_PER_READ} key ids, comma-separated`);
   }
   const ids = raw.split(",");
-  if (!ids.every((id) => id !== "" && id.length <= MAX_ID_LENGTH)) {
-    fail("keys", `must be key ids of 1 to ${MAX_ID_LENGTH} characters, comma-separated`);
+  if (!ids.every((id) => id !== "" && id.length <= MAX_KEY_ID_LENGTH)) {
+    fail("keys", `must be key ids of 1 to ${MAX_KEY_ID_LENGTH} characters, comma-separated`);
   }
   const problem = keyIdsProblem(ids);
   if (problem !== undefined) fail("keys", problem);

@@ -285,6 +285,27 @@ describe("importKeys", () => {
     assert.equal((await service.verify(key.raw)).keyId, "good");
   });
 
+  it("refuses, per record and never echoed, an id the list's cursor, a log line or PostgreSQL cannot carry; 200 characters are imported", async () => {
+    const { keys, rows } = nestarcExport(6);
+    const ids = ["x".repeat(201), "x".repeat(200_000), "a\0b", "old-\ud800", "acme\nkey-7"];
+    const atBound = "\u4e00".repeat(200);
+    const records = [...ids.map((id, i) => ({ ...rows[i], id })), { ...rows[5], id: atBound }];
+    const { service, storage } = makeService({ cache: false, ...LEGACY });
+    const result = await service.importKeys(records);
+    assert.equal(result.imported, 1);
+    assert.deepEqual(result.errors.map((error) => error.index), [0, 1, 2, 3, 4]);
+    assert.deepEqual(
+      result.errors.map((error) => error.prefix),
+      rows.slice(0, 5).map((r) => r.prefix),
+    );
+    for (const [i, error] of result.errors.entries()) {
+      assert.match(error.message, /^Invalid id: must /, `record ${i}`);
+      assert.ok(!error.message.includes(ids[i]) && !error.message.includes("x".repeat(10)));
+      assert.equal(await storage.findByPrefix(rows[i].prefix), null, `record ${i}`);
+    }
+    assert.equal((await service.verify(keys[5].raw)).keyId, atBound);
+  });
+
   it("refuses a record with unknown fields, naming them and never a value", async () => {
     const { keys, rows } = nestarcExport(4);
     const when = "2024-01-01T00:00:00.000Z";

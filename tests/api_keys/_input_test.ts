@@ -3,8 +3,10 @@ import assert from "node:assert/strict";
 import {
   durationProblem,
   instantProblem,
+  keyIdProblem,
   MAX_ACTOR_LENGTH,
   MAX_API_KEY_INSTANT_MS,
+  MAX_KEY_ID_LENGTH,
   refuseUnknownFields,
   requirePrintable,
   requireTenantId,
@@ -60,6 +62,29 @@ describe("input validation", () => {
     // Ids a create refuses now may be stored already: their keys stay listed and revocable.
     for (const tenantId of ["t1", " t1 ", "t\n1", "t\u202e1"]) {
       assert.equal(requireTenantId(tenantId), tenantId);
+    }
+  });
+
+  it("keyIdProblem (an imported id, an idFactory's): 1 to 200 characters, not only spaces, printable and storable", () => {
+    assert.equal(MAX_KEY_ID_LENGTH, 200);
+    for (
+      const id of ["k", "legacy key:1+é", "x".repeat(200), "\u4e00".repeat(200), "🔑".repeat(100)]
+    ) {
+      assert.equal(keyIdProblem(id), undefined, id.slice(0, 12));
+    }
+    const cases: [unknown, RegExp][] = [
+      ["", /1 to 200 characters/],
+      ["  ", /1 to 200 characters/],
+      ["x".repeat(201), /1 to 200 characters/],
+      [42, /1 to 200 characters/],
+      [undefined, /1 to 200 characters/],
+      ["a\0b", /control characters/],
+      ["line\nbreak", /control characters/],
+      ["ci\u202egnp", /bidi controls/],
+      ["old-\ud800", /lone surrogate/],
+    ];
+    for (const [value, problem] of cases) {
+      assert.match(keyIdProblem(value) ?? "", problem, JSON.stringify(value));
     }
   });
 

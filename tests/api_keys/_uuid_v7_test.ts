@@ -23,15 +23,24 @@ describe("newRecordId", () => {
     assert.match(newRecordId(undefined), /^[0-9a-f]{8}-[0-9a-f]{4}-7/);
   });
 
-  it("refuses a factory answering anything but a non-empty string", () => {
-    for (const answer of ["", 42, undefined]) {
-      assert.throws(
-        () => newRecordId(() => answer as string),
-        {
-          name: "TypeError",
-          message: "ApiKeysServiceOptions.idFactory must return a non-empty string",
-        },
-      );
+  it("refuses a factory answering anything but a key id (keyIdProblem): a TypeError naming the option", () => {
+    const answers: [unknown, RegExp][] = [
+      ["", /1 to 200 characters/],
+      [42, /1 to 200 characters/],
+      [undefined, /1 to 200 characters/],
+      ["x".repeat(201), /1 to 200 characters/],
+      ["a\0b", /control characters/],
+      ["line\nbreak", /control characters/],
+      ["old-\ud800", /lone surrogate/],
+    ];
+    for (const [answer, problem] of answers) {
+      assert.throws(() => newRecordId(() => answer as string), (error: Error) => {
+        assert.equal(error.name, "TypeError");
+        assert.match(error.message, /^ApiKeysServiceOptions\.idFactory: the id must /);
+        assert.match(error.message, problem);
+        return true;
+      }, JSON.stringify(answer));
     }
+    assert.equal(newRecordId(() => "x".repeat(200)), "x".repeat(200));
   });
 });

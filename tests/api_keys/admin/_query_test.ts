@@ -99,6 +99,10 @@ describe("api_keys/admin/_query.ts", () => {
       ["name_asc", { id: "k3", value: "naïve ✓ name" }],
       ["last_used_desc", { id: "k4", value: at }],
       ["last_used_desc", { id: "k5", value: null }],
+      // At the bounds: 200-character ids and names, 3 UTF-8 bytes each or a 6-byte JSON escape.
+      ["name_asc", { id: "\u4e00".repeat(200), value: "\u4e00".repeat(200) }],
+      ["name_asc", { id: "\u0001".repeat(200), value: "\u0001".repeat(200) }],
+      ["last_used_desc", { id: "\u4e00".repeat(200), value: at }],
     ] as const;
     for (const [sort, position] of cases) {
       const cursor = encodeCursor(sort, position);

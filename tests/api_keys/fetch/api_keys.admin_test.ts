@@ -109,6 +109,48 @@ describe("createApiKeysAdminFetchHandler over HTTP", () => {
     assert.equal((await call("GET", "/usage?keys=a")).status, 501);
   });
 
+  it("GET /keys pages past imported keys whose id and name are at their bounds (200 characters, 3 UTF-8 bytes each); an id past it is never imported", async () => {
+    // Well-formed prefixes and hashes, from keys of another service.
+    const other = makeService();
+    const made = [];
+    for (const name of ["a", "b", "c"]) {
+      const { id } = await other.service.create({
+        tenantId: "acme",
+        name,
+        scopes: [{ resource: "projects", level: "read" }],
+      });
+      made.push((await other.storage.findById(id))!);
+    }
+    const wide = "\u4e00".repeat(199);
+    const result = await service.importKeys(made.map((record, i) => ({
+      id: i === 2 ? "x".repeat(201) : `${wide}${i}`,
+      tenantId: "acme",
+      name: `${wide}${i}`,
+      environment: record.environment,
+      prefix: record.prefix,
+      hash: record.hash,
+      hashScheme: "hmac-sha256",
+      pepperVersion: record.pepperVersion,
+      scopes: ["projects:read"],
+    })));
+    assert.deepEqual([result.imported, result.errors.map((error) => error.index)], [2, [2]]);
+    const names: string[] = [];
+    let cursor: string | null = "";
+    while (cursor !== null) {
+      const page = await call(
+        "GET",
+        `/keys?limit=1&sort=name_asc&q=${encodeURIComponent(wide)}&cursor=${
+          encodeURIComponent(cursor)
+        }`,
+      );
+      assert.equal(page.status, 200, page.text);
+      const body = JSON.parse(page.text);
+      names.push(...body.keys.map((key: { name: string }) => key.name.slice(-1)));
+      cursor = body.nextCursor;
+    }
+    assert.deepEqual(names, ["0", "1"]);
+  });
+
   it("the tenant is the session's: another tenant's key is 404, unauthenticated is 401", async () => {
     const foreign = await call("DELETE", `/keys/${theirs.id}`);
     assert.equal(foreign.status, 404);
