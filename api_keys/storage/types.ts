@@ -314,7 +314,7 @@ export interface ListApiKeyPageOptions {
    * field (`createdAt`, `name` or `lastUsedAt`), or `null` for the first page.
    */
   after: { id: string; value: Date | string | null } | null;
-  /** A substring of the name (letter case aside) or the start of the prefix; `null`: any. */
+  /** A substring of the name (ASCII letters in either case; other letters fold as the storage folds them) or the start of the prefix; `null`: any. */
   q: string | null;
   /** Which records by status at `now`. */
   status: ApiKeyPageStatus;
