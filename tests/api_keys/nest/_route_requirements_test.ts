@@ -24,7 +24,16 @@ import {
   RequireScope,
   SkipApiKey,
 } from "../../../api_keys/nest/api_keys.decorators.ts";
-import { appModule, boot, moduleOptions, moduleWarnings, type Platform } from "./test_app.ts";
+import {
+  appModule,
+  boot,
+  issue,
+  moduleOptions,
+  moduleWarnings,
+  type Platform,
+  PLATFORMS,
+  withKey,
+} from "./test_app.ts";
 
 /** A guard of the app's own, built on `ApiKeysGuard`. */
 @Injectable()
@@ -45,7 +54,6 @@ class OrdersController {
 
   @Get("public")
   @SkipApiKey()
-  @RequireScope("orders", "read")
   skipped() {
     return { ok: "public" };
   }
@@ -119,6 +127,39 @@ class SubclassMethodGuardedController {
     return { ok: "subclass-method" };
   }
 }
+
+/** A public controller (`SkipApiKey` on the class) with methods of their own requirements. */
+@Controller("ops")
+@SkipApiKey()
+class OpsController {
+  @Get("health")
+  health() {
+    return { ok: "health" };
+  }
+
+  @Get("purge")
+  @RequireScope("admin", "write")
+  purge() {
+    return { ok: "purge" };
+  }
+
+  @Get("live")
+  @RequireEnvironment("live")
+  live() {
+    return { ok: "live" };
+  }
+
+  @Get("limited")
+  @RateLimit(false)
+  limited() {
+    return { ok: "limited" };
+  }
+}
+
+/** A subclass's own requirement under a parent controller's `SkipApiKey`. */
+@Controller("audit")
+@RequireScope("audit", "read")
+class AuditController extends OpsController {}
 
 /** The routes with requirements and no guard of their own, and the path of each. */
 const UNGUARDED: [Type, string, string][] = [
@@ -290,6 +331,58 @@ describe("ApiKeysModule's check that ApiKeysGuard covers the routes with require
   });
 });
 
+describe("SkipApiKey on a controller yields to a requirement nearer the route (fail closed)", () => {
+  for (const platform of PLATFORMS) {
+    it(`a method's own RequireScope, RequireEnvironment or RateLimit needs a key under APP_GUARD (${platform})`, async () => {
+      const running = await boot(
+        appModule(
+          ApiKeysModule.forRoot(moduleOptions()),
+          [OpsController, AuditController],
+          [{ provide: APP_GUARD, useExisting: ApiKeysGuard }],
+        ),
+        platform,
+      );
+      try {
+        const keyless = async (path: string) => (await running.request(path)).status;
+        assert.equal(await keyless("/ops/health"), 200);
+        for (const path of ["/ops/purge", "/ops/live", "/ops/limited", "/audit/health"]) {
+          assert.equal(await keyless(path), 401, path);
+        }
+        const admin = await issue(running.service, {
+          environment: "live",
+          scopes: [{ resource: "admin", level: "write" }, { resource: "audit", level: "read" }],
+        });
+        const reader = await issue(running.service, { environment: "test" });
+        const status = async (path: string, key: string) =>
+          (await running.request(path, { headers: withKey(key) })).status;
+        assert.equal(await status("/ops/purge", admin.key), 200);
+        assert.equal(await status("/ops/purge", reader.key), 403);
+        assert.equal(await status("/ops/live", admin.key), 200);
+        assert.equal(await status("/ops/live", reader.key), 403);
+        assert.equal(await status("/ops/limited", reader.key), 200);
+        assert.equal(await status("/audit/health", admin.key), 200);
+        assert.equal(await status("/audit/health", reader.key), 403);
+      } finally {
+        await running.close();
+      }
+    });
+  }
+
+  it("names those routes in the start-up warning when no guard covers them", async () => {
+    const { warned, statuses } = await keylessStatuses(
+      appModule(ApiKeysModule.forRoot(moduleOptions()), [OpsController]),
+      ["/ops/health"],
+    );
+    assert.deepEqual(statuses, { "/ops/health": 200 });
+    assert.equal(warned.length, 1, warned.join("\n"));
+    assert.match(warned[0], /3 routes/);
+    for (const name of ["OpsController.purge", "OpsController.live", "OpsController.limited"]) {
+      assert.ok(warned[0].includes(name), `${name} in: ${warned[0]}`);
+    }
+    assert.doesNotMatch(warned[0], /OpsController\.health/);
+  });
+});
+
 describe("routeRequirementsOf and unguardedRoutesLine", () => {
   it("reads a route's requirements (none on a plain route, undefined under SkipApiKey)", () => {
     const reflector = new Reflector();
@@ -298,6 +391,33 @@ describe("routeRequirementsOf and unguardedRoutesLine", () => {
     assert.deepEqual(Object.keys(scoped ?? {}), ["requiredScope"]);
     assert.deepEqual(routeRequirementsOf(reflector, prototype.open, OrdersController), {});
     assert.equal(routeRequirementsOf(reflector, prototype.skipped, OrdersController), undefined);
+  });
+
+  it("lets a method's or a subclass's own requirement beat a controller's SkipApiKey", () => {
+    const reflector = new Reflector();
+    const { prototype } = OpsController;
+    assert.equal(routeRequirementsOf(reflector, prototype.health, OpsController), undefined);
+    assert.deepEqual(routeRequirementsOf(reflector, prototype.purge, OpsController), {
+      requiredScope: { resource: "admin", level: "write" },
+    });
+    assert.deepEqual(routeRequirementsOf(reflector, prototype.live, OpsController), {
+      requiredEnvironment: "live",
+    });
+    assert.deepEqual(routeRequirementsOf(reflector, prototype.limited, OpsController), {
+      rateLimits: false,
+    });
+    assert.deepEqual(routeRequirementsOf(reflector, prototype.health, AuditController), {
+      requiredScope: { resource: "audit", level: "read" },
+    });
+    // A subclass's own SkipApiKey still beats its parent's requirement.
+    @SkipApiKey()
+    class PublicAudit extends AuditController {}
+    assert.equal(routeRequirementsOf(reflector, prototype.health, PublicAudit), undefined);
+    // And a method's own SkipApiKey, its controller's requirements.
+    assert.equal(
+      routeRequirementsOf(reflector, OrdersController.prototype.skipped, LiveController),
+      undefined,
+    );
   });
 
   it("names at most five routes, then how many more, and how to install the guard", () => {

@@ -4,8 +4,10 @@ import assert from "node:assert/strict";
 import { ROUTE_ARGS_METADATA } from "@nestjs/common/constants.js";
 import {
   CurrentApiKey,
+  RateLimit,
   RequireEnvironment,
   RequireScope,
+  SkipApiKey,
 } from "../../../api_keys/nest/api_keys.decorators.ts";
 import { ApiKeysModule } from "../../../api_keys/nest/api_keys.module.ts";
 import { appModule, boot, issue, moduleOptions, PLATFORMS, withKey } from "./test_app.ts";
@@ -50,6 +52,57 @@ describe("RequireScope and RequireEnvironment", () => {
     class Sub extends Routes {}
     RequireScope("reports", "read")(Sub);
   });
+});
+
+describe("SkipApiKey beside a requirement", () => {
+  /** Each requirement decorator, as the messages name it. */
+  const REQUIREMENTS: [string, () => MethodDecorator & ClassDecorator][] = [
+    ["RequireScope", () => RequireScope("admin", "write")],
+    ["RequireEnvironment", () => RequireEnvironment("live")],
+    ["RateLimit", () => RateLimit(false)],
+  ];
+  for (const [name, requirement] of REQUIREMENTS) {
+    it(`refuses SkipApiKey and ${name} on the same method or class, in either order`, () => {
+      const refused = (first: string, second: string) => (error: Error) =>
+        error instanceof TypeError &&
+        error.message.startsWith(`${second}`) &&
+        error.message.includes(`it already has ${first}`) &&
+        /never be enforced/.test(error.message);
+      class Routes {
+        purge() {}
+        wipe() {}
+      }
+      const purge = Object.getOwnPropertyDescriptor(Routes.prototype, "purge")!;
+      requirement()(Routes.prototype, "purge", purge);
+      assert.throws(
+        () => SkipApiKey()(Routes.prototype, "purge", purge),
+        refused(name, "SkipApiKey() on Routes.purge"),
+      );
+      const wipe = Object.getOwnPropertyDescriptor(Routes.prototype, "wipe")!;
+      SkipApiKey()(Routes.prototype, "wipe", wipe);
+      assert.throws(
+        () => requirement()(Routes.prototype, "wipe", wipe),
+        refused("SkipApiKey()", name),
+      );
+      requirement()(Routes);
+      assert.throws(() => SkipApiKey()(Routes), refused(name, "SkipApiKey() on Routes"));
+      @SkipApiKey()
+      class Public {}
+      assert.throws(() => requirement()(Public), refused("SkipApiKey()", name));
+      // Apart (class and method, or a parent class and a subclass), each keeps its place.
+      class Sub extends Public {}
+      requirement()(Sub);
+      class Keyed {
+        health() {}
+      }
+      requirement()(Keyed);
+      SkipApiKey()(
+        Keyed.prototype,
+        "health",
+        Object.getOwnPropertyDescriptor(Keyed.prototype, "health")!,
+      );
+    });
+  }
 });
 
 describe("decorator metadata", () => {
