@@ -23,19 +23,49 @@ export type RouteRequirements = Pick<
   "requiredEnvironment" | "requiredScope" | "rateLimits" | "cost"
 >;
 
+/** The metadata key of each requirement decorator, and its name in messages. */
+const REQUIREMENT_DECORATORS: readonly [string, string][] = [
+  [API_KEYS_SCOPE_METADATA, "RequireScope"],
+  [API_KEYS_ENVIRONMENT_METADATA, "RequireEnvironment"],
+  [API_KEYS_RATE_LIMIT_METADATA, "RateLimit"],
+];
+
+/** The requirement decorators (`RequireScope`, ...) on `target` itself: a method or a class. */
+export function ownRequirements(target: object): string[] {
+  return REQUIREMENT_DECORATORS.filter(([key]) => Reflect.getOwnMetadata(key, target) !== undefined)
+    .map(([, name]) => name);
+}
+
+/**
+ * Whether `SkipApiKey` exempts the route: the nearest of the handler, its controller and the
+ * controller's parent classes with a skip or a requirement of its own has the skip. A requirement
+ * nearer the route than the skip keeps the key check (fail closed).
+ */
+function skipped(handler: Target, controller: Target): boolean {
+  const targets: object[] = [handler];
+  for (let type: object | null = controller; type !== null && type !== Function.prototype;) {
+    targets.push(type);
+    type = Object.getPrototypeOf(type);
+  }
+  for (const target of targets) {
+    if (Reflect.getOwnMetadata(API_KEYS_SKIP_METADATA, target)) return true;
+    if (ownRequirements(target).length > 0) return false;
+  }
+  return false;
+}
+
 /**
  * The route's `RequireEnvironment`, `RequireScope` and `RateLimit` (the method's over the
- * controller's); `undefined` under `SkipApiKey`.
+ * controller's); `undefined` under `SkipApiKey`, unless a requirement is nearer the route
+ * (`skipped`).
  */
 export function routeRequirementsOf(
   reflector: Reflector,
   handler: Target,
   controller: Target,
 ): RouteRequirements | undefined {
+  if (skipped(handler, controller)) return undefined;
   const targets = [handler, controller];
-  if (reflector.getAllAndOverride<boolean | undefined>(API_KEYS_SKIP_METADATA, targets)) {
-    return undefined;
-  }
   const environment = reflector.getAllAndOverride<Environment | undefined>(
     API_KEYS_ENVIRONMENT_METADATA,
     targets,

@@ -14,6 +14,43 @@ import {
   API_KEYS_SKIP_METADATA,
 } from "./api_keys.constants.ts";
 import { getApiKeyContext } from "./api_keys.guard.ts";
+import { ownRequirements } from "./_route_requirements.ts";
+
+/**
+ * `SetMetadata(key, value)` on a method or a class, as `call`: throws a `TypeError` when the route
+ * is declared if `clash` finds what it contradicts on that same method or class (`on`).
+ */
+function routeMetadata(
+  key: string,
+  value: unknown,
+  call: string,
+  clash: (on: object) => string | undefined,
+): MethodDecorator & ClassDecorator {
+  const decorate = SetMetadata(key, value);
+  return ((target: object, property?: string | symbol, descriptor?: PropertyDescriptor) => {
+    const found = clash(descriptor?.value ?? target);
+    if (found !== undefined) {
+      const where = descriptor === undefined
+        ? (target as { name: string }).name
+        : `${target.constructor.name}.${String(property)}`;
+      throw new TypeError(`${call} on ${where}: it already has ${found}`);
+    }
+    return descriptor === undefined
+      ? decorate(target as never)
+      : decorate(target, property!, descriptor);
+  }) as MethodDecorator & ClassDecorator;
+}
+
+/** Why `SkipApiKey` and a requirement on one method or class are refused. */
+const SKIP_CLASH = "SkipApiKey() makes the route public, so a requirement beside it would never " +
+  "be enforced: keep one of them (a requirement on a method under a skipped controller needs a key)";
+
+/** `SkipApiKey()` on `on` itself, as a clash of a requirement decorator. */
+function skipOn(on: object): string | undefined {
+  return Reflect.getOwnMetadata(API_KEYS_SKIP_METADATA, on)
+    ? `SkipApiKey(); ${SKIP_CLASH}`
+    : undefined;
+}
 
 /**
  * Requires a key scope on a controller or route (the method's wins); `write`
@@ -48,24 +85,12 @@ export function RequireScope(
   level: ScopeLevel,
 ): MethodDecorator & ClassDecorator {
   const scope = requiredScopeOf(resource, level, "RequireScope");
-  const decorate = SetMetadata(API_KEYS_SCOPE_METADATA, scope);
-  return ((target: object, key?: string | symbol, descriptor?: PropertyDescriptor) => {
+  return routeMetadata(API_KEYS_SCOPE_METADATA, scope, scopeCall(scope), (on) => {
     // The method's own requirement, or the class's own (not one a parent class set).
-    const on = descriptor?.value ?? target;
     const earlier: RequiredScope | undefined = Reflect.getOwnMetadata(API_KEYS_SCOPE_METADATA, on);
-    if (earlier !== undefined) {
-      const where = descriptor === undefined
-        ? (target as { name: string }).name
-        : `${(target as object).constructor.name}.${String(key)}`;
-      throw new TypeError(
-        `${scopeCall(scope)} on ${where}: it already has ${scopeCall(earlier)}; ` +
-          "use one requirement per method or class (a second RequireScope would replace the first)",
-      );
-    }
-    return descriptor === undefined
-      ? decorate(target as never)
-      : decorate(target, key!, descriptor);
-  }) as MethodDecorator & ClassDecorator;
+    return earlier === undefined ? skipOn(on) : `${scopeCall(earlier)}; ` +
+      "use one requirement per method or class (a second RequireScope would replace the first)";
+  });
 }
 
 /** `RequireScope("orders", "read")`, for messages. */
@@ -78,6 +103,10 @@ function scopeCall(scope: RequiredScope): string {
  * reading or checking any key (no scope, environment, IP allowlist, rate limit or credit), and
  * `CurrentApiKey` gives `undefined`. For public routes under a global guard (`APP_GUARD`), such as
  * the leaked-key reports; anyone can call such a route, so protect it otherwise if it needs it.
+ * A requirement nearer the route beats it (fail closed): a method's own `RequireScope`,
+ * `RequireEnvironment` or `RateLimit` under a skipped controller, or a subclass's under a skipped
+ * parent, still needs a key. Beside one of them on the same method or class it throws a `TypeError`
+ * when the route is declared.
  *
  * @example
  * ```ts
@@ -95,7 +124,10 @@ function scopeCall(scope: RequiredScope): string {
  * ```
  */
 export function SkipApiKey(): MethodDecorator & ClassDecorator {
-  return SetMetadata(API_KEYS_SKIP_METADATA, true);
+  return routeMetadata(API_KEYS_SKIP_METADATA, true, "SkipApiKey()", (on) => {
+    const requirements = ownRequirements(on);
+    return requirements.length === 0 ? undefined : `${requirements.join(", ")}; ${SKIP_CLASH}`;
+  });
 }
 
 /**
@@ -120,9 +152,11 @@ export function SkipApiKey(): MethodDecorator & ClassDecorator {
  * ```
  */
 export function RequireEnvironment(environment: Environment): MethodDecorator & ClassDecorator {
-  return SetMetadata(
+  return routeMetadata(
     API_KEYS_ENVIRONMENT_METADATA,
     requiredEnvironmentOf(environment, "RequireEnvironment"),
+    "RequireEnvironment",
+    skipOn,
   );
 }
 
@@ -155,9 +189,11 @@ export function RateLimit(
   policies?: string | readonly string[] | readonly ApiKeyRateLimitPolicy[] | false,
   options?: { cost?: number },
 ): MethodDecorator & ClassDecorator {
-  return SetMetadata(
+  return routeMetadata(
     API_KEYS_RATE_LIMIT_METADATA,
     routeRateLimitOf(policies, options?.cost, "RateLimit"),
+    "RateLimit",
+    skipOn,
   );
 }
 

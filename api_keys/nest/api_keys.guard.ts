@@ -145,7 +145,8 @@ function routeName(context: ApiKeysGuardContext): string {
  * (`InternalServerErrorException`) and logged redacted (the use is counted).
  * Run twice on a request (`APP_GUARD` and `@UseGuards`), it charges it once:
  * the second run only checks the route's requirements (`AuthorizeOptions.request`).
- * A route or controller marked `SkipApiKey()` is let through unchecked.
+ * A route or controller marked `SkipApiKey()` is let through unchecked, unless a requirement is
+ * nearer the route (a method's own under a skipped controller).
  *
  * @example
  * ```ts
