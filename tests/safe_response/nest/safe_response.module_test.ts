@@ -204,6 +204,31 @@ for (const adapter of ADAPTERS) {
       );
     });
 
+    it("registerAsync refuses a factory result that is not an object, undefined too, at startup", async () => {
+      // A factory `() => { ... }` without `return` gives undefined: not the defaults.
+      const results: [string, () => unknown][] = [
+        ["undefined", () => undefined],
+        ["a promise of undefined", () => Promise.resolve(undefined)],
+        ["null", () => null],
+        ["a string", () => "problemDetails"],
+        ["an array", () => []],
+      ];
+      for (const [what, useFactory] of results) {
+        @Module({
+          imports: [SafeResponseModule.registerAsync({ useFactory: useFactory as never })],
+          controllers: [ModuleController],
+        })
+        class ResultModule {}
+        // Closed when it boots anyway, so the failure leaves no server behind.
+        const booted = boot(ResultModule, adapter).then((running) => running.close());
+        await assert.rejects(booted, (error: Error) => {
+          assert.equal(error.name, "TypeError", what);
+          assert.equal(error.message, "SafeResponseModule: options must be an object", what);
+          return true;
+        });
+      }
+    });
+
     it("warns once when a composite's problemDetails flag disagrees with the module", async () => {
       const logger = new CapturingLogger();
       const { url, close } = await boot(PlainModule, adapter, { logger });
