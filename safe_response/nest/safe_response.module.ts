@@ -46,7 +46,7 @@ export type SafeResponseModuleOptions = CoreOptions<ApiVersionContext>;
 
 /** Options of `SafeResponseModule.registerAsync`. */
 export interface SafeResponseModuleAsyncOptions {
-  /** Produces the options (sync or async) from the injected values. */
+  /** Produces the options object (sync or async) from the injected values; else startup fails. */
   useFactory: (
     ...args: never[]
   ) => SafeResponseModuleOptions | Promise<SafeResponseModuleOptions>;
@@ -106,7 +106,10 @@ export class SafeResponseModule {
     };
   }
 
-  /** Registers the module with options from a factory (validated when it resolves). */
+  /**
+   * Registers the module with options from a factory, validated when it resolves: a result that is
+   * not an object (`undefined` too) is a `TypeError`.
+   */
   static registerAsync(options: SafeResponseModuleAsyncOptions): DynamicModule {
     if (typeof options?.useFactory !== "function") {
       throw new TypeError("SafeResponseModule.registerAsync: `useFactory` must be a function");
@@ -118,7 +121,9 @@ export class SafeResponseModule {
       providers: [
         {
           provide: SETTINGS,
-          useFactory: async (...args: never[]) => resolveSettings(await useFactory(...args)),
+          // `?? null`: undefined (a factory without `return`) is refused, not read as no options.
+          useFactory: async (...args: never[]) =>
+            resolveSettings((await useFactory(...args)) ?? (null as never)),
           inject: (options.inject ?? []) as FactoryProvider["inject"],
         },
         ...PROVIDERS,
