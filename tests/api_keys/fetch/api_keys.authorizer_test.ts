@@ -130,7 +130,7 @@ describe("createApiKeyAuthorizer", () => {
     const authorize = createApiKeyAuthorizer(service);
     assert.throws(
       () => authorize.require({ requiredScope: { resource: "", level: "read" } }),
-      /ApiKeyAuthorizer.require: requiredScope: resource must be a non-empty string/,
+      /ApiKeyAuthorizer.require: requiredScope: resource must be 1-128 characters of/,
     );
     assert.throws(
       () => authorize.require({ requiredScope: { resource: "orders", level: "admin" as never } }),
