@@ -6,18 +6,17 @@
  *
  * @module
  */
-import { assertScopeLevel } from "./scopes.ts";
+import { assertScopeLevel, assertScopeResource } from "./scopes.ts";
 import type { Environment, RequiredScope } from "./types.ts";
 
 /**
  * The frozen scope requirement of `resource` at `level`; throws a `TypeError`
- * starting with `who` for an empty resource or a level other than
+ * starting with `who` for a resource no key can hold (outside the rule
+ * `create` applies: `assertScopeResource`) or a level other than
  * `"read"`/`"write"`.
  */
 export function requiredScopeOf(resource: unknown, level: unknown, who: string): RequiredScope {
-  if (typeof resource !== "string" || resource.trim() === "") {
-    throw new TypeError(`${who}: resource must be a non-empty string`);
-  }
+  assertScopeResource(resource, `${who}: resource`);
   assertScopeLevel(level, `${who}: level`);
   return Object.freeze({ resource, level });
 }

@@ -29,6 +29,19 @@ function isKey(value: unknown): boolean {
 }
 
 /**
+ * Throws a `TypeError` naming `label` unless `resource` is a scope resource
+ * (`SCOPE_RESOURCE_RULE`, and not an API key): the one check of a resource
+ * given (`create`, `importKeys`, a route's required scope). Never echoes it: a
+ * pasted key or secret, or a huge value.
+ */
+export function assertScopeResource(resource: unknown, label: string): asserts resource is string {
+  if (isScopeResource(resource)) return;
+  throw new TypeError(
+    `${label} must ${isKey(resource) ? "not be an API key" : `be ${SCOPE_RESOURCE_RULE}`}`,
+  );
+}
+
+/**
  * Whether `value` is a flat `resource:level` scope of a valid resource and
  * level: the admin routes' `options.scopes` check, with `flattenScopes` the
  * one home of the rule.
@@ -73,14 +86,7 @@ export function flattenScopes(scopes: Scope[]): string[] {
   const seen = new Set<string>();
   for (const [i, scope] of scopes.entries()) {
     const resource = scope?.resource;
-    // Named by its index, never echoed: a pasted key or secret, or a huge value.
-    if (!isScopeResource(resource)) {
-      throw new TypeError(
-        `scopes[${i}].resource must ${
-          isKey(resource) ? "not be an API key" : `be ${SCOPE_RESOURCE_RULE}`
-        }`,
-      );
-    }
+    assertScopeResource(resource, `scopes[${i}].resource`);
     assertScopeLevel(scope.level, `scopes[${i}].level`);
     seen.add(`${resource}:${scope.level}`);
   }

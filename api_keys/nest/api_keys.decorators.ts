@@ -55,8 +55,9 @@ function skipOn(on: object): string | undefined {
 /**
  * Requires a key scope on a controller or route (the method's wins); `write`
  * implies `read`. Else the guard answers 403 `api_key_scope_insufficient`.
- * Bad arguments throw a `TypeError` when the route is declared, and so does a
- * second `RequireScope` on the same method or class (one requirement each).
+ * Bad arguments (a resource no key can hold, outside `create`'s rule, too)
+ * throw a `TypeError` when the route is declared, and so does a second
+ * `RequireScope` on the same method or class (one requirement each).
  *
  * @example
  * ```ts
