@@ -101,6 +101,18 @@ describe("demo process", () => {
     assert.equal(code, 0);
     assert.match(stdout, /SIGINT: shutting down[\s\S]*Stopped\./);
   });
+
+  it("stops cleanly on a terminal's Ctrl+C: a second SIGINT ~10 ms later (the wrapper's) is ignored", async () => {
+    const demo = spawnDemo(["--port", "0"]);
+    await demo.waitFor("Ctrl+C stops the server.");
+    demo.kill("SIGINT");
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    demo.kill("SIGINT");
+    const { code, stdout, stderr } = await demo.exited;
+    assert.equal(code, 0, stderr);
+    assert.equal(stdout.split("shutting down").length - 1, 1, "one shutdown");
+    assert.match(stdout, /SIGINT: shutting down[\s\S]*Stopped\./);
+  });
 });
 
 describe("port already taken", () => {
