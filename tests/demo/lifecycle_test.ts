@@ -63,6 +63,18 @@ describe("demo peppers", () => {
       return true;
     });
   });
+
+  it("never echoes a pepper written where its version goes (the map the wrong way round)", () => {
+    const pepper = "q3V8nZ0rJ5mX2bC7tL9wK4yH1sD6fG0a";
+    for (const env of [`{"${pepper}":"1"}`, `{"${pepper}":1}`, `{"1":"${pepper}","v2":"x"}`]) {
+      assert.throws(() => loadPeppers(env, true), (error: Error) => {
+        assert.ok(error instanceof DemoCliError, env);
+        assert.ok(!error.message.includes(pepper), error.message);
+        assert.match(error.message, /^API_KEY_PEPPERS has a key that is not a version/, env);
+        return true;
+      });
+    }
+  });
 });
 
 describe("demo process", () => {
