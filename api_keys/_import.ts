@@ -21,7 +21,7 @@ import {
   isWellFormedHash,
   type WebCryptoSha256Hasher,
 } from "./hasher.ts";
-import { fail, failTime, instantProblem, keyIdProblem, refuseUnknownFields } from "./_input.ts";
+import { fail, failTime, instantProblem, keyIdProblem, requireObjectOf } from "./_input.ts";
 import { validateCreateInput } from "./_key_input.ts";
 import { newRecordId } from "./_uuid_v7.ts";
 import { isRetired } from "./verify/_legacy.ts";
@@ -136,8 +136,7 @@ function validateImport(
   s: ImportSettings,
   input: unknown,
 ): Omit<ApiKeyRecord, "id"> & { id?: string } {
-  if (typeof input !== "object" || input === null) fail("record", "must be an object");
-  refuseUnknownFields(input, IMPORT_FIELDS, "record");
+  requireObjectOf(input, IMPORT_FIELDS, "record");
   const r = input as Partial<Record<keyof ImportApiKeyRecord, unknown>>;
   if (!s.layouts.acceptsPrefix(r.prefix as string)) {
     fail("prefix", "must be the prefix of a key of an accepted layout (its length and alphabet)");

@@ -2,8 +2,8 @@
  * The rules every input check of the component builds on: instants (and the
  * one parser of their text) and durations, the one way an
  * `ApiKeyValidationError` is built, non-empty strings, tenant ids of
- * lookups, the text rules (printable, storable, actor names, key ids), unknown
- * fields, what an error may echo, the thresholds of the expiry notices, and
+ * lookups, the text rules (printable, storable, actor names, key ids), objects
+ * of known fields, what an error may echo, the thresholds of the expiry notices, and
  * the check of an injected clock. The checks of `create`,
  * `rotate` and `list` inputs are in `_key_input.ts` (loaded with the flows,
  * not at import).
@@ -106,13 +106,23 @@ const MAX_LISTED_FIELDS = 10;
 const SHOWN_FIELD = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
 /**
- * Throws `api_key_invalid_input` for `field` (`body`, `record`, `input`) naming
- * the own keys of `value` outside `fields` (some; never a value), then
- * `fields`: a field misspelt or of another system silently ignored is a
- * setting silently lost. A name that is no short identifier, or may be a hash
- * or a key, is given by its length.
+ * Checks that `value` is an object of `fields`; else throws
+ * `api_key_invalid_input` for `field` (`body`, `record`, `input`): `must be
+ * ${kind}` when it is no object or an array (whose indexes are no fields), or
+ * naming its own keys outside `fields` (some; never a value), then `fields`: a
+ * field misspelt or of another system silently ignored is a setting silently
+ * lost. A name that is no short identifier, or may be a hash or a key, is
+ * given by its length.
  */
-export function refuseUnknownFields(value: object, fields: readonly string[], field: string): void {
+export function requireObjectOf(
+  value: unknown,
+  fields: readonly string[],
+  field: string,
+  kind = "an object",
+): asserts value is object {
+  if (typeof value !== "object" || value === null || Array.isArray(value)) {
+    fail(field, `must be ${kind}`);
+  }
   const unknown = Object.keys(value).filter((name) => !fields.includes(name));
   if (unknown.length === 0) return;
   const shown = unknown.slice(0, MAX_LISTED_FIELDS).map((name) =>

@@ -10,9 +10,9 @@ import {
   fail,
   failTime,
   instantProblem,
-  refuseUnknownFields,
   requireDuration,
   requireNonEmptyString,
+  requireObjectOf,
   requirePrintable,
 } from "./_input.ts";
 import { serviceAllowedIpCidrs } from "./ip_allowlist.ts";
@@ -161,8 +161,7 @@ export function validateCreateInput(
   input: CreateApiKeyInput,
   layouts?: KeyLayouts,
 ): ValidCreateInput {
-  if (typeof input !== "object" || input === null) fail("input", "must be an object");
-  refuseUnknownFields(input, CREATE_FIELDS, "input");
+  requireObjectOf(input, CREATE_FIELDS, "input");
   const tenantId = validTenantId(input.tenantId);
   const name = validName(input.name);
   if (!Array.isArray(input.scopes) || input.scopes.length === 0) {
@@ -200,8 +199,7 @@ export function validateRotateInput(
   layouts?: KeyLayouts,
 ): ValidRotateInput {
   if (input === undefined) input = {};
-  if (typeof input !== "object" || input === null) fail("input", "must be an object");
-  refuseUnknownFields(input, ROTATE_FIELDS, "input");
+  requireObjectOf(input, ROTATE_FIELDS, "input");
   const gracePeriodMs = requireDuration(
     input.gracePeriodMs ?? DEFAULT_GRACE_PERIOD_MS,
     "gracePeriodMs",

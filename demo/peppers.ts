@@ -4,6 +4,7 @@
  *
  * @module
  */
+import { notAVersion, pepperVersionOf } from "../api_keys/hasher.ts";
 import { DemoCliError } from "./cli.ts";
 
 /** Peppers by version, as `ApiKeysModule.forRoot` takes them. */
@@ -28,8 +29,9 @@ function randomPepper(): string {
 /**
  * Reads `API_KEY_PEPPERS` (a JSON object of version to secret). Without it,
  * returns a random pepper, unless `required` (PostgreSQL mode: keys must
- * still verify after a restart). Throws `DemoCliError` on bad JSON; the
- * library checks lengths and versions itself.
+ * still verify after a restart). Throws `DemoCliError` on bad JSON or a
+ * version the library refuses (a key that may be a pepper never quoted); the
+ * library checks lengths itself.
  *
  * @example
  * ```ts
@@ -57,13 +59,13 @@ export function loadPeppers(value: string | undefined, required: boolean): Loade
     throw new DemoCliError("API_KEY_PEPPERS must be a JSON object of version to pepper");
   }
   const peppers: DemoPeppers = {};
-  for (const [version, pepper] of Object.entries(parsed)) {
-    if (!/^\d+$/.test(version) || typeof pepper !== "string") {
-      throw new DemoCliError(
-        `API_KEY_PEPPERS: version "${version}" must be an integer with a string pepper`,
-      );
+  for (const [key, pepper] of Object.entries(parsed)) {
+    const version = pepperVersionOf(key);
+    if (version === undefined) throw new DemoCliError(notAVersion("API_KEY_PEPPERS", key));
+    if (typeof pepper !== "string") {
+      throw new DemoCliError(`API_KEY_PEPPERS version ${version} must be a string pepper`);
     }
-    peppers[Number(version)] = pepper;
+    peppers[version] = pepper;
   }
   return { peppers, source: "env" };
 }

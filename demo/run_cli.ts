@@ -68,11 +68,14 @@ async function serve(args: string[], spec: DemoCliSpec): Promise<number> {
     storage,
     seed: storage.kind === "memory" || options.seed,
   });
-  // Listen for signals before the banner: whoever reads it may stop us at once.
-  const stopSignal = new Promise<string>((resolve) => {
-    process.once("SIGINT", () => resolve("SIGINT"));
-    process.once("SIGTERM", () => resolve("SIGTERM"));
-  });
+  // Listen for signals before the banner: whoever reads it may stop us at once. The listeners
+  // stay until the server is closed: a terminal's Ctrl+C sends SIGINT twice (to the process
+  // group, and forwarded by `deno task` or `npm start`), and a signal with no listener kills us.
+  // A listener gets the signal's name; a repeat resolves nothing.
+  let onSignal!: (signal: NodeJS.Signals) => void;
+  const stopSignal = new Promise<string>((resolve) => (onSignal = resolve));
+  process.on("SIGINT", onSignal);
+  process.on("SIGTERM", onSignal);
   console.log(formatBanner({
     url: server.url,
     adapter: spec.adapterLabel(options),
@@ -86,6 +89,8 @@ async function serve(args: string[], spec: DemoCliSpec): Promise<number> {
   const signal = await stopSignal;
   console.log(`\n${signal}: shutting down...`);
   await server.close();
+  process.off("SIGINT", onSignal);
+  process.off("SIGTERM", onSignal);
   console.log("Stopped.");
   return 0;
 }

@@ -18,8 +18,9 @@
  * one JSON summary line; each conflict and error goes to stderr with its line
  * number and, when well-formed, its prefix (never a hash). Exit status: 0
  * when every line was imported, skipped or revoked, 1 when some were not, 2
- * for bad usage (a missing file or Prisma client, or a database it cannot
- * query, included). Lines longer than 1 MiB (of UTF-8) are errors.
+ * for bad usage (a file it cannot read, a missing Prisma client, or a
+ * database it cannot query, included). Lines longer than 1 MiB (of UTF-8)
+ * are errors.
  *
  * @module
  */
@@ -50,7 +51,7 @@ const NOT_A_RECORD = null as unknown as ImportApiKeyRecord;
  * more than `MAX_LINE_BYTES` of it is held.
  */
 async function* jsonLines(
-  stream: ReadableStream<Uint8Array>,
+  stream: AsyncIterable<Uint8Array>,
   lineOf: number[],
 ): AsyncGenerator<ImportApiKeyRecord> {
   const decoder = new TextDecoder();
@@ -243,17 +244,32 @@ function pepperVersions(flags: string[] | undefined, json: string | undefined): 
   });
 }
 
-/** The `--jsonl` file, open; bad usage when it cannot be read. */
-async function openJsonl(path: string): Promise<Deno.FsFile> {
-  try {
-    return await Deno.open(path);
-  } catch (error) {
-    fatal(
-      `cannot read --jsonl ${path}: ${
-        error instanceof Deno.errors.NotFound ? "no such file" : (error as Error).name
-      }`,
-    );
+/** Why the `--jsonl` file cannot be read, by the error's kind (never its message). */
+function readProblem(error: unknown): string {
+  if (error instanceof Deno.errors.NotFound) return "no such file";
+  return error instanceof Deno.errors.IsADirectory ? "a directory" : errorKind(error);
+}
+
+/**
+ * The bytes of the `--jsonl` file, opened now and read as iterated; bad usage
+ * when it cannot be opened, is a directory, or a read fails. Any other file
+ * is read (a pipe too: `--jsonl <(gunzip -c keys.jsonl.gz)`).
+ */
+async function openJsonl(path: string): Promise<AsyncIterable<Uint8Array>> {
+  const cannotRead = (error: unknown): never =>
+    fatal(`cannot read --jsonl ${path}: ${readProblem(error)}`);
+  const file = await Deno.open(path).catch(cannotRead);
+  // Opening a directory succeeds on Linux; its first read would fail.
+  if ((await file.stat().catch(cannotRead)).isDirectory) {
+    cannotRead(new Deno.errors.IsADirectory());
   }
+  return (async function* () {
+    try {
+      yield* file.readable;
+    } catch (error) {
+      cannotRead(error);
+    }
+  })();
 }
 
 function parseOptions() {
@@ -275,7 +291,7 @@ async function main(): Promise<number> {
   const values = parseOptions();
   if (values.jsonl === undefined) usage("--jsonl FILE is required");
   const versions = pepperVersions(values["pepper-version"], Deno.env.get("API_KEY_PEPPERS"));
-  const file = await openJsonl(values.jsonl);
+  const jsonl = await openJsonl(values.jsonl);
   const url = Deno.env.get("DATABASE_URL");
   const target = url ? await prismaStorage(url) : {
     storage: new InMemoryApiKeyStorage() as ApiKeyStorage,
@@ -293,7 +309,7 @@ async function main(): Promise<number> {
       usage((error as Error).message);
     }
     const lineOf: number[] = [];
-    const result = await importer.importKeys(jsonLines(file.readable, lineOf));
+    const result = await importer.importKeys(jsonLines(jsonl, lineOf));
     for (
       const [kind, issues] of [["conflict", result.conflicts], ["error", result.errors]] as const
     ) {

@@ -5,13 +5,7 @@
  * @module
  */
 import { isoInstantMs } from "../../client/_instant.ts";
-import {
-  fail,
-  failTime,
-  instantProblem,
-  refuseUnknownFields,
-  requirePrintable,
-} from "../_input.ts";
+import { fail, failTime, instantProblem, requireObjectOf, requirePrintable } from "../_input.ts";
 import { bodyBytes } from "../leaks/_core.ts";
 import { MAX_API_KEY_NAME_LENGTH } from "../types.ts";
 
@@ -56,10 +50,7 @@ export function readObject(
   } catch {
     fail("body", "must be JSON in UTF-8");
   }
-  if (typeof value !== "object" || value === null || Array.isArray(value)) {
-    fail("body", "must be a JSON object");
-  }
-  refuseUnknownFields(value, fields, "body");
+  requireObjectOf(value, fields, "body", "a JSON object");
   return value as Record<string, unknown>;
 }
 

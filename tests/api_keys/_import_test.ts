@@ -239,6 +239,8 @@ describe("importKeys", () => {
     const key = nestarcKey("ak");
     const cases: [unknown, RegExp][] = [
       [null, /Invalid record: must be an object/],
+      [[], /Invalid record: must be an object$/],
+      [["a", "b"], /Invalid record: must be an object$/],
       [{ ...base, prefix: "short" }, /Invalid prefix/],
       [{ ...base, prefix: "ABCDEFGHIJK!" }, /Invalid prefix/],
       [

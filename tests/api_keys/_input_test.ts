@@ -7,7 +7,7 @@ import {
   MAX_ACTOR_LENGTH,
   MAX_API_KEY_INSTANT_MS,
   MAX_KEY_ID_LENGTH,
-  refuseUnknownFields,
+  requireObjectOf,
   requirePrintable,
   requireTenantId,
   thresholdsProblem,
@@ -109,10 +109,10 @@ describe("input validation", () => {
   });
 });
 
-describe("refuseUnknownFields", () => {
+describe("requireObjectOf", () => {
   const refusal = (names: string[]) => {
     try {
-      refuseUnknownFields(Object.fromEntries(names.map((name) => [name, 1])), ["a"], "record");
+      requireObjectOf(Object.fromEntries(names.map((name) => [name, 1])), ["a"], "record");
     } catch (error) {
       return (error as Error).message;
     }

@@ -208,6 +208,21 @@ describe("unknown fields of create and rotate inputs are refused, never dropped"
     );
   });
 
+  it("an array is not an input: create and rotate refuse one as not an object, not by its indexes", () => {
+    for (const input of [[], ["a", "b"]]) {
+      for (
+        const run of [
+          () => validateCreateInput(input as never),
+          () => validateRotateInput(input as never, now),
+        ]
+      ) {
+        const error = refusal(run);
+        assert.equal(error.field, "input");
+        assert.match(error.message, /^Invalid input: must be an object$/);
+      }
+    }
+  });
+
   it("rotate: a misspelt field (gracePeriod) is refused, naming it", () => {
     const error = refusal(() => validateRotateInput({ gracePeriod: 60_000 } as never, now));
     assert.equal(error.field, "input");

@@ -63,6 +63,18 @@ describe("demo peppers", () => {
       return true;
     });
   });
+
+  it("never echoes a pepper written where its version goes (the map the wrong way round)", () => {
+    const pepper = "q3V8nZ0rJ5mX2bC7tL9wK4yH1sD6fG0a";
+    for (const env of [`{"${pepper}":"1"}`, `{"${pepper}":1}`, `{"1":"${pepper}","v2":"x"}`]) {
+      assert.throws(() => loadPeppers(env, true), (error: Error) => {
+        assert.ok(error instanceof DemoCliError, env);
+        assert.ok(!error.message.includes(pepper), error.message);
+        assert.match(error.message, /^API_KEY_PEPPERS has a key that is not a version/, env);
+        return true;
+      });
+    }
+  });
 });
 
 describe("demo process", () => {
@@ -99,6 +111,18 @@ describe("demo process", () => {
     demo.kill("SIGINT");
     const { code, stdout } = await demo.exited;
     assert.equal(code, 0);
+    assert.match(stdout, /SIGINT: shutting down[\s\S]*Stopped\./);
+  });
+
+  it("stops cleanly on a terminal's Ctrl+C: a second SIGINT ~10 ms later (the wrapper's) is ignored", async () => {
+    const demo = spawnDemo(["--port", "0"]);
+    await demo.waitFor("Ctrl+C stops the server.");
+    demo.kill("SIGINT");
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    demo.kill("SIGINT");
+    const { code, stdout, stderr } = await demo.exited;
+    assert.equal(code, 0, stderr);
+    assert.equal(stdout.split("shutting down").length - 1, 1, "one shutdown");
     assert.match(stdout, /SIGINT: shutting down[\s\S]*Stopped\./);
   });
 });

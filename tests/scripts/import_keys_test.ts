@@ -284,6 +284,26 @@ describe("scripts/import_keys.ts without DATABASE_URL (dry run)", {
     assert.equal(run.code, 2, run.stderr);
     assert.equal(ownLines(run.stderr), `import-keys: cannot read --jsonl ${missing}: no such file`);
   });
+
+  it("a directory or a file that fails to read as --jsonl is bad usage (exit 2, one line, no stack)", async () => {
+    const directory = Deno.makeTempDirSync();
+    const args = ["--pepper-version", "1"];
+    const run = await runImport(["--jsonl", directory, ...args], { DATABASE_URL: "" });
+    assert.equal(run.code, 2, run.stderr);
+    assert.equal(
+      ownLines(run.stderr),
+      `import-keys: cannot read --jsonl ${directory}: a directory`,
+    );
+    Deno.removeSync(directory);
+    // Linux: a regular file whose first read fails (EIO: nothing is mapped at address 0).
+    if (Deno.build.os !== "linux") return;
+    const failing = await runImport(["--jsonl", "/proc/self/mem", ...args], { DATABASE_URL: "" });
+    assert.equal(failing.code, 2, failing.stderr);
+    assert.equal(
+      ownLines(failing.stderr),
+      "import-keys: cannot read --jsonl /proc/self/mem: Error EIO",
+    );
+  });
   it("exits 0 when every line is imported, 2 on bad usage", async () => {
     const { path } = exportFile(3, PEPPER);
     const env = { API_KEY_PEPPERS: JSON.stringify({ 1: PEPPER }), DATABASE_URL: "" };
