@@ -32,7 +32,8 @@ export const MESSAGE_MAX = 200;
 /**
  * The message of a thrown value: its `message`, else its `code` (a system
  * error's `ECONNREFUSED`), else the value as text, a URL's user and password
- * hidden (`postgresql://***@db`), at most `MESSAGE_MAX` characters;
+ * hidden (`postgresql://***@db`) and a credential's value too (a query's
+ * `?password=***`, libpq's `password=***`), at most `MESSAGE_MAX` characters;
  * `"unknown"` when it cannot be read (a revoked `Proxy`, a throwing getter).
  * Never throws.
  *
@@ -46,9 +47,10 @@ export const MESSAGE_MAX = 200;
 export function errorMessageOf(error: unknown): string {
   try {
     const e = error as { message?: unknown; code?: unknown } | null | undefined;
-    // Cut after hiding: a cut inside a URL's credentials would leave them unmatched.
+    // Cut after hiding: a cut inside credentials would leave them unmatched.
     return String(e?.message || e?.code || error).slice(0, 4 * MESSAGE_MAX)
-      .replace(URL_TEXT, hideCredentials).slice(0, MESSAGE_MAX);
+      .replace(URL_TEXT, hideCredentials)
+      .replace(CREDENTIAL, (_, query, pair) => `${query ?? pair}***`).slice(0, MESSAGE_MAX);
   } catch {
     return "unknown";
   }
@@ -72,6 +74,23 @@ function hideCredentials(url: string, scheme: string): string {
   const at = url.lastIndexOf("@");
   return at < 0 ? url : `${scheme}***${url.slice(at)}`;
 }
+
+/** A credential's name: a word ending in one (`sslpassword`, `client_secret`). */
+const KEY = String.raw`\w*(?:pass(?:word|wd)?|pwd|secret|token|api_?key)`;
+
+/**
+ * A credential's name and `=` (kept), and its value (hidden): in a URL's query
+ * (after `?` or `&`) up to the next `&`, space or quote (a `#` may be the
+ * password's: hidden too); elsewhere (a libpq `key=value` connection string,
+ * spaces allowed around `=`) a single-quoted value with its `\'` escapes (to
+ * the end of the text if left open) or up to the next space or quote. The
+ * name's `\w*` backtracks within its one word only, and the value runs once,
+ * greedy, with nothing after it to backtrack for: linear in the text.
+ */
+const CREDENTIAL = new RegExp(
+  String.raw`([?&]${KEY}=)[^&\s'"]*|(\b${KEY}\s*=\s*)(?:'(?:[^'\\]|\\[^])*'?|[^\s'"]*)`,
+  "gi",
+);
 
 /**
  * Whether `error` is a programming error (a `TypeError`, `RangeError`,

@@ -85,6 +85,76 @@ describe("errorMessageOf: credentials", () => {
     assert.equal(errorMessageOf(new Error("postgresql://db/x?u=a@b")), "postgresql://***@b");
   });
 
+  it("hides the value of a credential parameter in a URL's query, up to the next &, space or quote (a # too: it may be the password's)", () => {
+    // Every credential name, in any letter case, also as a name's end (sslpassword, client_secret).
+    const names = [
+      "password",
+      "PASS",
+      "Passwd",
+      "pwd",
+      "secret",
+      "token",
+      "api_key",
+      "apiKey",
+      "access_token",
+      "sslpassword",
+      "client_secret",
+    ];
+    for (
+      const [text, shown] of [
+        [
+          "postgresql://db/x?user=admin&password=hunter2&sslmode=require",
+          "postgresql://db/x?user=admin&password=***&sslmode=require",
+        ],
+        [
+          "Invalid URL: 'redis://host:6379?password=s3cret' down",
+          "Invalid URL: 'redis://host:6379?password=***' down",
+        ],
+        [
+          `rediss://h/0?${names.map((n, i) => `${n}=v${i}`).join("&")}#f x`,
+          `rediss://h/0?${names.map((n) => `${n}=***`).join("&")} x`,
+        ],
+        ["redis://h?token=hun#ter2", "redis://h?token=***"],
+        // Other parameters, and names that only hold a credential's name, unchanged.
+        [
+          "postgresql://db/x?user=a&sslmode=require&passes=2&tokens=3",
+          "postgresql://db/x?user=a&sslmode=require&passes=2&tokens=3",
+        ],
+        ["?token", "?token"],
+      ]
+    ) {
+      assert.equal(errorMessageOf(new TypeError(text)), shown, text);
+    }
+  });
+
+  it("hides the value of a credential in a libpq key=value connection string, quoted ('…', \\' escapes) or not", () => {
+    for (
+      const [text, shown] of [
+        [
+          "host=db user=admin password=hunter2 dbname=x",
+          "host=db user=admin password=*** dbname=x",
+        ],
+        [
+          String.raw`host=db password='hun ter2' PASSWORD = 'it\'s \\ a' dbname=x`,
+          "host=db password=*** PASSWORD = *** dbname=x",
+        ],
+        [
+          `connect to "host=db sslpassword=a&b#c port=5432" failed`,
+          `connect to "host=db sslpassword=*** port=5432" failed`,
+        ],
+        // A quote left open (the message cut inside it) hides all that follows.
+        ["host=db password='hun ter2 dbname=x", "host=db password=***"],
+        // The server's own words, without a value, unchanged.
+        [
+          `password authentication failed for user "admin"`,
+          `password authentication failed for user "admin"`,
+        ],
+      ]
+    ) {
+      assert.equal(errorMessageOf(new Error(text)), shown, text);
+    }
+  });
+
   it("hides them in the message of pg's own error for a connection string it cannot parse (no server contacted)", async () => {
     const password = "Zk9/q+Hunter2";
     const pool = new pg.Pool({ connectionString: `postgresql://app:${password}@127.0.0.1:1/app` });
@@ -111,6 +181,10 @@ describe("errorMessageOf: credentials", () => {
         "a://" + "x".repeat(1e5),
         "a://".repeat(3e4),
         "a://@".repeat(3e4),
+        "password='" + "\\'".repeat(5e4),
+        "?password=".repeat(1e4),
+        "x".repeat(1e5) + "token=",
+        "a_".repeat(5e4) + "=",
       ]
     ) {
       const start = performance.now();
