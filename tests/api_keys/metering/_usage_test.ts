@@ -318,12 +318,13 @@ describe("UsageRecorder", () => {
     usage.accepted("k", "t", 1, T);
     await usage.flush();
     assert.equal(rowsOf(writes).length, 2);
+    let before = 0;
     for (let i = 0; i < 5; i++) {
-      usage.accepted("k", "t", 1, T - 10 + i); // 10:59:59.99x, after the flush
+      before = usage.accepted("k", "t", 1, T - 10 + i); // 10:59:59.99x, after the flush
       usage.accepted("k", "t", 1, T + 10 + i);
     }
     assert.equal(usage.pendingRows, 2);
-    usage.refusedInstead("k", "api_key_rate_limited", 1, T - 5);
+    usage.refusedInstead("k", "api_key_rate_limited", 1, T - 6, before); // the last, taken back
     await usage.close();
     assert.deepEqual(
       rowsOf(writes).slice(2).map((r) => [
@@ -332,7 +333,7 @@ describe("UsageRecorder", () => {
         r.refused.api_key_rate_limited,
         r.lastUsedAt?.getTime(),
       ]),
-      [[T - HOUR, 4, 1, T - 6], [T, 5, 0, T + 14]],
+      [[T - HOUR, 4, 1, T - 7], [T, 5, 0, T + 14]],
     );
   });
 
