@@ -50,6 +50,8 @@ class Pending {
    * the object: a timestamp would be a boxed number, one more memory read per request).
    */
   lastUsed = NEVER_USED;
+  /** Accepted requests at `lastUsed` (a refused one takes its time back only once none is left). */
+  atLastUsed = 0;
   readonly refused: number[] = new Array(API_KEY_USAGE_REFUSALS.length).fill(0);
   constructor(readonly keyId: string, readonly tenantId: string, readonly bucketMs: number) {}
 
@@ -166,14 +168,20 @@ export class UsageRecorder {
   /**
    * Counts an accepted request of `cost` units and its `lastUsedAt`, at `nowMs`:
    * the request's one time, which the verify flow hands (no clock read here).
+   * Returns the row's `lastUsedAt` before it, for `refusedInstead` (an offset, opaque).
    */
-  accepted(keyId: string, tenantId: string, cost: number, nowMs: number): void {
+  accepted(keyId: string, tenantId: string, cost: number, nowMs: number): number {
     const entry = this.#entry(keyId, tenantId, nowMs);
     entry.accepted++;
     entry.cost = plus(entry.cost, cost);
     // The latest time, also when the clock stepped back.
+    const before = entry.lastUsed;
     const lastUsed = nowMs - entry.bucketMs;
-    if (lastUsed > entry.lastUsed) entry.lastUsed = lastUsed;
+    if (lastUsed > before) {
+      entry.lastUsed = lastUsed;
+      entry.atLastUsed = 1;
+    } else if (lastUsed === before) entry.atLastUsed++;
+    return before;
   }
 
   /**
@@ -193,12 +201,20 @@ export class UsageRecorder {
   /**
    * Takes back an accepted request of `cost` counted at `nowMs` that a later check of the same
    * request refused with `code`, so that the request counts one outcome: while the key's row of
-   * that hour waits for a flush, the accepted count and its cost leave it (its `lastUsedAt` too
-   * when no accepted request is left) and the refusal is counted in it. A row a write took is
-   * never changed (a retried write is sent as it was): then nothing is counted, the request stays
-   * counted once, accepted.
+   * that hour waits for a flush, the accepted count and its cost leave it, and the refusal is
+   * counted in it. Its time leaves the row's `lastUsedAt` when it is that and no other accepted
+   * request of that time is left: the row's `lastUsedAt` is then `before`, what `accepted`
+   * answered for it (none with no accepted request left). A row a write took is never changed (a
+   * retried write is sent as it was): then nothing is counted, the request stays counted once,
+   * accepted.
    */
-  refusedInstead(keyId: string, code: ApiKeyUsageRefusalCode, cost: number, nowMs: number): void {
+  refusedInstead(
+    keyId: string,
+    code: ApiKeyUsageRefusalCode,
+    cost: number,
+    nowMs: number,
+    before: number,
+  ): void {
     const bucketMs = nowMs - (nowMs % HOUR_MS);
     const hour = this.#hours[this.#indexOf(bucketMs)];
     const entry = hour?.bucketMs === bucketMs ? hour.rows.get(keyId) : undefined;
@@ -206,6 +222,10 @@ export class UsageRecorder {
     entry.accepted--;
     entry.cost -= cost;
     if (entry.accepted === 0) entry.lastUsed = NEVER_USED;
+    else if (entry.lastUsed === nowMs - bucketMs && --entry.atLastUsed === 0) {
+      entry.lastUsed = before;
+      entry.atLastUsed = 1;
+    }
     entry.refused[REFUSAL_INDEX[code]]++;
   }
 

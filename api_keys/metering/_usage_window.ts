@@ -27,9 +27,10 @@ function instant(value: unknown, field: string): number {
 /**
  * Checks the window of a usage read: `granularity` `"hour"` or `"day"`,
  * `from` and `to` valid Dates from 1970, `to` after `from` by at most 31 days
- * by hour, 366 by day; else the `ApiKeyValidationError` naming the field.
- * Returns the window widened to whole UTC buckets (`from` floored, `to`
- * rounded up), in epoch ms: the bounds of the buckets a read of it answers.
+ * by hour, 366 by day, and rounded up to its bucket's end at most
+ * 9999-12-31T23:59:59.999Z (`instantProblem`); else the `ApiKeyValidationError`
+ * naming the field. Returns the window widened to whole UTC buckets (`from`
+ * floored, `to` rounded up), in epoch ms: the bounds of the buckets a read of it answers.
  */
 export function checkUsageWindow(
   window: Pick<ApiKeyUsageQuery, "granularity" | "from" | "to">,
@@ -44,5 +45,8 @@ export function checkUsageWindow(
   const days = MAX_SPAN_DAYS[granularity];
   if (toMs - fromMs > days * DAY_MS) fail("to", `must be at most ${days} days after from`);
   const size = granularity === "hour" ? HOUR_MS : DAY_MS;
-  return { fromMs: fromMs - (fromMs % size), toMs: Math.ceil(toMs / size) * size };
+  const endMs = Math.ceil(toMs / size) * size;
+  const problem = instantProblem(endMs);
+  if (problem !== undefined) fail("to", `${problem} once rounded up to a whole ${granularity}`);
+  return { fromMs: fromMs - (fromMs % size), toMs: endMs };
 }

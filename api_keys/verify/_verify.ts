@@ -171,6 +171,8 @@ interface ChargedRequest extends Charge {
   readonly context: ApiKeyContext;
   /** The time its accepted usage count is at (with `usage`), until a later check refuses it. */
   countedAt: number | undefined;
+  /** What `UsageRecorder.accepted` answered for its count: `lastUsedAt` before it. */
+  readonly lastUsedBefore: number;
   readonly pending?: undefined;
 }
 
@@ -570,8 +572,10 @@ export class VerifyFlow {
       }
     }
     if (first) this.#firstUse.seen(context.keyId, at!);
-    if (s.usage !== undefined) s.usage.accepted(context.keyId, context.tenantId, cost, at!);
-    else this.#touchLastUsed(context.keyId, verifiedAt, at);
+    let lastUsedBefore = 0;
+    if (s.usage !== undefined) {
+      lastUsedBefore = s.usage.accepted(context.keyId, context.tenantId, cost, at!);
+    } else this.#touchLastUsed(context.keyId, verifiedAt, at);
     if (chargedKey !== undefined) {
       this.#charged.set(options.request as object, {
         rawKey: chargedKey,
@@ -579,6 +583,7 @@ export class VerifyFlow {
         rateLimits: options.rateLimits,
         context: limited,
         countedAt: s.usage === undefined ? undefined : at,
+        lastUsedBefore,
       });
     }
     this.#authorizationMetric(start, "success", context.environment, context.tenantId);
@@ -605,7 +610,8 @@ export class VerifyFlow {
       const refusal = code as ApiKeyUsageRefusalCode;
       if (charged === undefined) usage.refused(context.keyId, context.tenantId, refusal, at!);
       else if (charged.countedAt !== undefined) {
-        usage.refusedInstead(context.keyId, refusal, charged.cost ?? 1, charged.countedAt);
+        const { cost, countedAt, lastUsedBefore } = charged;
+        usage.refusedInstead(context.keyId, refusal, cost ?? 1, countedAt, lastUsedBefore);
       }
     }
     this.#denied(code, outcome ?? "error", start, at, context.environment, context.tenantId);

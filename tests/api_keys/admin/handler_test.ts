@@ -1394,6 +1394,43 @@ describe("createApiKeysAdminHandler", () => {
     }
   });
 
+  it("usage window at the library's latest instant: a to whose bucket ends past 9999-12-31T23:59:59.999Z is a 400 naming to; the latest answered window's from and to, sent back, answer the same", async () => {
+    const { call, admin, reader } = await setup({}, new InMemoryApiKeyStorage(), { usage: true });
+    const routes: [string, Record<string, string>][] = [
+      [`/keys/${reader.id}/usage`, {}],
+      ["/usage", { keys: `${admin.id},${reader.id}` }],
+    ];
+    for (const [path, keys] of routes) {
+      const ask = (granularity: string, from: string, to: string) =>
+        call("GET", path, { query: { ...keys, granularity, from, to } });
+      for (
+        const [granularity, from, to] of [
+          ["day", "9999-12-30T00:00:00Z", "9999-12-31T23:59:59.999Z"],
+          ["day", "9999-12-30T00:00:00Z", "9999-12-31T00:00:00.001Z"],
+          ["hour", "9999-12-31T22:00:00Z", "9999-12-31T23:30:00Z"],
+        ]
+      ) {
+        const answer = (await ask(granularity, from, to))!;
+        assert.equal(answer.status, 400, `${path} ${granularity} ${to}: ${answer.body}`);
+        assert.equal(answer.json.error.code, "api_key_invalid_input");
+        assert.equal(answer.json.error.details.field, "to", `${path} ${granularity} ${to}`);
+      }
+      for (
+        const [granularity, from, to] of [
+          ["day", "9999-12-30T00:00:00Z", "9999-12-31T00:00:00Z"],
+          ["hour", "9999-12-31T22:00:00Z", "9999-12-31T23:00:00Z"],
+        ]
+      ) {
+        const answer = (await ask(granularity, from, to))!;
+        assert.equal(answer.status, 200, `${path} ${granularity} ${to}: ${answer.body}`);
+        assert.equal(answer.json.to, new Date(to).toISOString());
+        const again = (await ask(granularity, answer.json.from, answer.json.to))!;
+        assert.equal(again.status, 200, `${path} ${granularity}, sent back: ${again.body}`);
+        assert.deepEqual(again.json, answer.json);
+      }
+    }
+  });
+
   it("usage of a page: one request for up to 100 keys of the tenant, each allowed by canManage", async () => {
     const { call: plain, reader } = await setup();
     assert.equal((await plain("GET", "/usage", { query: { keys: reader.id } }))!.status, 501);

@@ -318,12 +318,13 @@ describe("UsageRecorder", () => {
     usage.accepted("k", "t", 1, T);
     await usage.flush();
     assert.equal(rowsOf(writes).length, 2);
+    let before = 0;
     for (let i = 0; i < 5; i++) {
-      usage.accepted("k", "t", 1, T - 10 + i); // 10:59:59.99x, after the flush
+      before = usage.accepted("k", "t", 1, T - 10 + i); // 10:59:59.99x, after the flush
       usage.accepted("k", "t", 1, T + 10 + i);
     }
     assert.equal(usage.pendingRows, 2);
-    usage.refusedInstead("k", "api_key_rate_limited", 1, T - 5);
+    usage.refusedInstead("k", "api_key_rate_limited", 1, T - 6, before); // the last, taken back
     await usage.close();
     assert.deepEqual(
       rowsOf(writes).slice(2).map((r) => [
@@ -332,7 +333,7 @@ describe("UsageRecorder", () => {
         r.refused.api_key_rate_limited,
         r.lastUsedAt?.getTime(),
       ]),
-      [[T - HOUR, 4, 1, T - 6], [T, 5, 0, T + 14]],
+      [[T - HOUR, 4, 1, T - 7], [T, 5, 0, T + 14]],
     );
   });
 
@@ -1035,6 +1036,41 @@ describe("ApiKeysService with the usage option", () => {
       2,
       0,
     ]);
+  });
+
+  it("a later check refusing a charged request takes its time back from lastUsedAt: the key's lastUsedAt is its latest accepted request's, as before the refused one", async () => {
+    const write = { resource: "orders", level: "write" } as const;
+    /**
+     * Runs `steps` on one key in one hour: `+` a minute passes, `a` a request accepted, `b` or
+     * `c` the first (accepted) check of a request, `-b` or `-c` its later check, refused. Answers
+     * the stored `lastUsedAt` after `close()`, in minutes from the start (`null`: none).
+     */
+    const lastUsedAfter = async (...steps: string[]) => {
+      const { service, storage, clocks } = makeService({ usage: { flushIntervalMs: HOUR } });
+      const start = clocks.now;
+      const { id, key } = await service.create({ tenantId: "t1", name: "k", scopes: READ_ORDERS });
+      const requests: Record<string, object> = { b: {}, c: {} };
+      for (const step of steps) {
+        if (step === "+") clocks.advance(60_000);
+        else if (step === "a") await service.authorize(key);
+        else if (step in requests) await service.authorize(key, { request: requests[step] });
+        else {
+          const request = requests[step.slice(1)];
+          await assert.rejects(service.authorize(key, { request, requiredScope: write }), {
+            code: "api_key_scope_insufficient",
+          });
+        }
+      }
+      await service.close();
+      const at = (await storage.findById(id))!.lastUsedAt;
+      return at === null ? null : (at.getTime() - start) / 60_000;
+    };
+    assert.equal(await lastUsedAfter("+", "a", "+", "b", "-b"), 1, "the accepted one's time");
+    assert.equal(await lastUsedAfter("+", "b", "-b"), null, "no accepted request");
+    assert.equal(await lastUsedAfter("+", "a", "+", "b", "+", "a", "-b"), 3, "a later one's");
+    assert.equal(await lastUsedAfter("+", "b", "a", "-b"), 1, "one accepted at the same time");
+    assert.equal(await lastUsedAfter("+", "a", "b", "-b"), 1, "one accepted at the same time");
+    assert.equal(await lastUsedAfter("+", "a", "+", "b", "+", "c", "-c", "-b"), 1, "two refused");
   });
 
   it("close() resolves at once without the option; the option needs the capability", async () => {

@@ -70,4 +70,22 @@ describe("checkUsageWindow", () => {
     refuses({ granularity: "hour", from, to: new Date(T0 + 31 * DAY + 1) }, "to", /31 days/);
     refuses({ granularity: "day", from, to: new Date(T0 + 366 * DAY + 1) }, "to", /366 days/);
   });
+
+  it("refuses a to whose bucket ends past the latest instant (9999-12-31T23:59:59.999Z), naming to; the last whole bucket is a window's end", () => {
+    const at = (iso: string) => new Date(iso);
+    const lastDay = at("9999-12-31T00:00:00Z");
+    const from = at("9999-12-30T00:00:00Z");
+    refuses({ granularity: "day", from, to: at("9999-12-31T23:59:59.999Z") }, "to", /9999/);
+    refuses({ granularity: "day", from, to: at("9999-12-31T00:00:00.001Z") }, "to", /9999/);
+    refuses({ granularity: "hour", from: lastDay, to: at("9999-12-31T23:30:00Z") }, "to", /9999/);
+    assert.deepEqual(checkUsageWindow({ granularity: "day", from, to: lastDay }), {
+      fromMs: from.getTime(),
+      toMs: lastDay.getTime(),
+    });
+    const lastHour = at("9999-12-31T23:00:00Z");
+    assert.deepEqual(checkUsageWindow({ granularity: "hour", from: lastDay, to: lastHour }), {
+      fromMs: lastDay.getTime(),
+      toMs: lastHour.getTime(),
+    });
+  });
 });

@@ -1071,6 +1071,22 @@ describe("VerifyFlow: seed 0.4 authorization contracts", () => {
     assert.notEqual((await storage.findById(id))!.lastUsedAt, null);
   });
 
+  it("without usage, a request checked twice writes lastUsedAt at its first check: a later check refusing it leaves that time (docs/api-keys.md)", async () => {
+    const { service, storage, clocks } = makeService({ debounceMs: 0 });
+    const { id, key } = await service.create({ tenantId: "t1", name: "k", scopes: READ_ORDERS });
+    clocks.advance(60_000);
+    await service.authorize(key);
+    clocks.advance(60_000);
+    const request = {};
+    await service.authorize(key, { request });
+    const write = { resource: "orders", level: "write" } as const;
+    assert.equal(
+      (await rejection(service.authorize(key, { request, requiredScope: write }))).code,
+      "api_key_scope_insufficient",
+    );
+    assert.equal((await storage.findById(id))!.lastUsedAt?.getTime(), clocks.now);
+  });
+
   it("hands sinks frozen event payloads", async () => {
     const { service, events } = makeService();
     const { key } = await service.create({ tenantId: "t1", name: "k", scopes: READ_ORDERS });
