@@ -493,6 +493,23 @@ describe("policy compilation and headers", () => {
     );
   });
 
+  it("routeRateLimitOf refuses a name no policy can have and a name listed twice where the route is declared (never a 500 per request)", () => {
+    for (const names of ["Hourly", "", ["burst", "1h"], ["burst", "x".repeat(65)]]) {
+      assert.throws(
+        () => routeRateLimitOf(names, undefined, "RateLimit"),
+        /^TypeError: RateLimit: rateLimits: .*name must be 1-64 characters of a-z 0-9/,
+        JSON.stringify(names),
+      );
+    }
+    assert.throws(
+      () => routeRateLimitOf(["hourly", "hourly"], undefined, "RateLimit"),
+      /^TypeError: RateLimit: rateLimits: .*"hourly" is listed twice/,
+    );
+    assert.deepEqual(routeRateLimitOf(["burst", "day.*"], undefined, "RateLimit"), {
+      rateLimits: ["burst", "day.*"],
+    });
+  });
+
   it("rateLimitHeaders: one item per policy, legacy trio of the least remaining, Retry-After on a denial", () => {
     const results = [
       {
