@@ -526,6 +526,21 @@ function routePolicies(base: Compiled | undefined, route: Route, keyId: string):
 }
 
 /**
+ * A route's policy names, frozen: each a policy name, none twice, at most
+ * `MAX_RATE_LIMIT_POLICIES` (the policy compiler's own rules, on policies of
+ * those names); else a `TypeError` (`rateLimits: ...`). A name no policy can
+ * have would otherwise pass start-up and fail every request of a key with policies.
+ */
+function policyNames(names: readonly string[]): readonly string[] {
+  try {
+    compileRateLimitPolicies(names.map((name) => ({ name, limit: 1, windowMs: 1_000 })));
+  } catch (error) {
+    throw new TypeError(`rateLimits: ${(error as Error).message}`);
+  }
+  return Object.freeze([...names]);
+}
+
+/**
  * Validates a route's `rateLimits` (names, policies, or `false`: counts
  * nothing) and `cost` (0–`MAX_CREDITS`) where it is declared (a decorator, a
  * route option); returns them frozen. Throws a `TypeError` starting with `who`.
@@ -553,7 +568,7 @@ export function routeRateLimitOf(
       Array.isArray(rateLimits) && rateLimits.every((name) => typeof name === "string")
     ) {
       if (rateLimits.length === 0) throw new TypeError("name at least one policy");
-      route.rateLimits = Object.freeze([...rateLimits]);
+      route.rateLimits = policyNames(rateLimits);
     } else if (rateLimits !== undefined) {
       route.rateLimits = keyRateLimits(rateLimits);
     }
