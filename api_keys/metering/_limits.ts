@@ -10,6 +10,7 @@
  */
 import type {
   CounterResult,
+  CreditRefill,
   RateLimitBalance,
   RateLimitCheckOptions,
   RateLimitCredits,
@@ -404,9 +405,39 @@ export function creditSubjectOf(
   return counterSubjectOf("key", credits.balanceKeyId ?? keyId);
 }
 
+/** The fields of a refill rule, of either form (`CreditRefill`). */
+const REFILL_FIELDS: readonly string[] = Object.keys(
+  { amount: true, everyMs: true, interval: true, day: true } satisfies Record<
+    CreditRefill extends infer R ? R extends unknown ? keyof R : never : never,
+    true
+  >,
+);
+
+/**
+ * A stored refill rule without the fields of another version: read back, never
+ * refused for them (`compileCreditRefill` and the limiter refuse an unknown
+ * field). A copy; anything but an object is answered as it is (the record
+ * check refuses it).
+ *
+ * @example
+ * ```ts
+ * import { storedRefill } from "./_limits.ts";
+ * storedRefill({ amount: 5, everyMs: 60_000, cap: 9 } as never); // { amount: 5, everyMs: 60000 }
+ * ```
+ */
+export function storedRefill<T>(refill: T): T {
+  if (typeof refill !== "object" || refill === null) return refill;
+  const rule: Record<string, unknown> = {};
+  for (const field of REFILL_FIELDS) {
+    if (Object.hasOwn(refill, field)) rule[field] = (refill as Record<string, unknown>)[field];
+  }
+  return rule as T;
+}
+
 /**
  * The limiter's credit counter of a key's stored credits: the last
- * written-back balance as `initial`, from `updatedAt`, with its refill.
+ * written-back balance as `initial`, from `updatedAt`, with its refill
+ * (`storedRefill`).
  *
  * @example
  * ```ts
@@ -423,7 +454,7 @@ export function creditCounterOf(
     initial: credits.remaining,
     initialAt: credits.updatedAt.getTime(),
     slot: counterSubjectOf("tenant", tenantId),
-    ...(credits.refill === undefined ? {} : { refill: credits.refill }),
+    ...(credits.refill === undefined ? {} : { refill: storedRefill(credits.refill) }),
   };
 }
 
