@@ -142,6 +142,19 @@ describe("createRateLimiter", () => {
     assert.throws(() => createRateLimiter("open" as never), /options must be an object/);
   });
 
+  it("refuses a function option that is not a function, naming it (a logger string drops every outage line)", () => {
+    for (const name of ["logger", "onMetric", "onMetricError"]) {
+      for (const value of ["console.warn", 5, null, {}]) {
+        assert.throws(
+          () => createRateLimiter({ ...quiet, [name]: value } as never),
+          new RegExp(`^TypeError: createRateLimiter: ${name} must be a function$`),
+          `${name}: ${JSON.stringify(value)}`,
+        );
+      }
+    }
+    createRateLimiter({ logger: () => {}, onMetric: () => {}, onMetricError: undefined });
+  });
+
   it("refuses an unknown check option naming it (a misspelt cost counted 1), kept options too, and counts nothing", async () => {
     const limiter = createRateLimiter(quiet);
     const policies = compileRateLimitPolicies([api]);
