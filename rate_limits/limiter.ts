@@ -29,7 +29,7 @@ import { errorNameOf } from "../telemetry/_error_name.ts";
 import { assertCounterResult, causeOf, createStoreDoor, malformed, Unanswered } from "./_door.ts";
 import { isWellFormed } from "./_well_formed.ts";
 import { DEFAULT_REFUSALS, Refusals } from "./_refusals.ts";
-import { assertKnownOptions } from "./_options.ts";
+import { assertKnownOptions, optionalFunction } from "./_options.ts";
 import { callDetached } from "../telemetry/_detached.ts";
 import { setRef } from "./_watchdog.ts";
 import {
@@ -637,6 +637,9 @@ function unchanging(options: RateLimitCheckOptions): boolean {
  */
 export function createRateLimiter(options: RateLimiterOptions = {}): RateLimiter {
   assertKnownOptions(options, OPTIONS, "createRateLimiter");
+  for (const name of ["logger", "onMetric", "onMetricError"] as const) {
+    optionalFunction(options[name], name, "createRateLimiter");
+  }
   const store = options.store === undefined
     ? createMemoryRateLimitStore()
     : assertStore(options.store);
