@@ -23,7 +23,12 @@ import { requireRotationWaits } from "./verify/_first_use.ts";
 import { fail, requireNonEmptyString, requireTenantId } from "./_input.ts";
 import { validateCreateInput, validateListOptions, validateRotateInput } from "./_key_input.ts";
 import { generateKey } from "./key_format.ts";
-import { assertTenantSharedPolicies, creditPartsOf, storedRateLimits } from "./metering/_limits.ts";
+import {
+  assertTenantSharedPolicies,
+  creditPartsOf,
+  storedRateLimits,
+  storedRefill,
+} from "./metering/_limits.ts";
 import { statusOf } from "./storage/_paging.ts";
 import { newRecordId } from "./_uuid_v7.ts";
 import type { Settings } from "./_settings.ts";
@@ -77,7 +82,7 @@ function toSummary(record: ApiKeyRecord, nowMs: number, balances: KeyBalances): 
     summary.rateLimits = storedRateLimits(record.rateLimits).map((p) => ({ ...p }));
   }
   const withRule = (balance: ApiKeyCreditBalance, refill: CreditRefill | undefined) =>
-    refill === undefined ? balance : { ...balance, refill: { ...refill } };
+    refill === undefined ? balance : { ...balance, refill: storedRefill(refill) };
   if (balances.key !== undefined) summary.credits = withRule(balances.key, parts?.own?.refill);
   if (balances.tenant !== undefined) {
     summary.tenantCredits = withRule(balances.tenant, parts?.pool?.refill);

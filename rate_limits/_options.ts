@@ -43,3 +43,19 @@ export function optionalBoolean(value: unknown, name: string, label: string): bo
   if (value === undefined || typeof value === "boolean") return value;
   throw new TypeError(`${label}: ${name} must be a boolean`);
 }
+
+/**
+ * `value` (the option `name`) when it is a function or `undefined`, else a
+ * `TypeError` (`<label>: <name> must be a function`): a logger given as a
+ * string would drop every line, a clock as a number fail every check.
+ *
+ * @example
+ * ```ts
+ * import { optionalFunction } from "./_options.ts";
+ * optionalFunction(console.warn, "logger", "createRateLimiter"); // console.warn
+ * ```
+ */
+export function optionalFunction<T>(value: T, name: string, label: string): T {
+  if (value === undefined || typeof value === "function") return value;
+  throw new TypeError(`${label}: ${name} must be a function`);
+}

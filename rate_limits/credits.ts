@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { assertBounded, assertCredits, MAX_CREDITS } from "./_checks.ts";
+import { assertBounded, assertCredits, assertKnownFields, MAX_CREDITS } from "./_checks.ts";
 import type { CreditChange, CreditRefill } from "./store.ts";
 import { settleBalance } from "./_refill.ts";
 
@@ -13,6 +13,19 @@ export { MAX_CREDITS };
 
 /** Longest `everyMs` (366 days). */
 const MAX_EVERY_MS = 366 * 86_400_000;
+
+/** The fields of a refill rule, of either form: any other is refused (a misspelt `day` silently 1). */
+const REFILL_FIELDS: readonly string[] = Object.keys(
+  { amount: true, everyMs: true, interval: true, day: true } satisfies Record<
+    CreditRefill extends infer R ? R extends unknown ? keyof R : never : never,
+    true
+  >,
+);
+
+/** The fields of credits: any other is refused (a misspelt `refill` never refills). */
+const CREDITS_FIELDS: readonly string[] = Object.keys(
+  { remaining: true, refill: true } satisfies Record<keyof Credits, true>,
+);
 
 /** Credits as a key stores them: the balance and its refill rule. */
 export interface Credits {
@@ -24,7 +37,7 @@ export interface Credits {
 
 /**
  * Validates and freezes a refill rule; `undefined` stays `undefined`. Throws a
- * `TypeError` naming the field (`label` prefixes it).
+ * `TypeError` naming the field (`label` prefixes it), an unknown one too.
  *
  * @example
  * ```ts
@@ -41,6 +54,7 @@ export function compileCreditRefill(
     throw new TypeError(`${label} must be an object`);
   }
   const r = refill as Record<string, unknown>;
+  assertKnownFields(r, REFILL_FIELDS, label);
   const amount = assertBounded(r.amount, 1, MAX_CREDITS, `${label}.amount`);
   if (r.everyMs !== undefined) {
     if (r.interval !== undefined || r.day !== undefined) {
@@ -64,8 +78,9 @@ export function compileCreditRefill(
 }
 
 /**
- * Validates and freezes credits (`remaining` 0–`MAX_CREDITS`, a valid refill);
- * call it where keys are created or rotated. Throws a `TypeError` naming the field.
+ * Validates and freezes credits (`remaining` 0–`MAX_CREDITS`, a valid refill,
+ * no other field); call it where keys are created or rotated. Throws a
+ * `TypeError` naming the field.
  *
  * @example
  * ```ts
@@ -77,6 +92,7 @@ export function compileCredits(input: Credits): Credits {
   if (typeof input !== "object" || input === null) {
     throw new TypeError("credits must be an object");
   }
+  assertKnownFields(input, CREDITS_FIELDS, "credits");
   const remaining = assertCredits(input.remaining, "credits.remaining");
   const refill = compileCreditRefill(input.refill);
   return Object.freeze(refill === undefined ? { remaining } : { remaining, refill });

@@ -29,7 +29,7 @@ import { errorNameOf } from "../telemetry/_error_name.ts";
 import { assertCounterResult, causeOf, createStoreDoor, malformed, Unanswered } from "./_door.ts";
 import { isWellFormed } from "./_well_formed.ts";
 import { DEFAULT_REFUSALS, Refusals } from "./_refusals.ts";
-import { assertKnownOptions } from "./_options.ts";
+import { assertKnownOptions, optionalFunction } from "./_options.ts";
 import { callDetached } from "../telemetry/_detached.ts";
 import { setRef } from "./_watchdog.ts";
 import {
@@ -37,6 +37,7 @@ import {
   assertCount,
   assertCredits,
   assertEpochMs,
+  assertKnownFields,
   assertName,
   assertSubject,
   MAX_CREDITS,
@@ -120,7 +121,7 @@ const OPTIONS = [
   "refusalMemory",
 ] as const;
 
-/** Options of one check. */
+/** Options of one check (an unknown one is a `TypeError`). */
 export interface RateLimitCheckOptions {
   /** Units this request counts on every policy and spends of `credits` (0–10^15; default: each policy's `cost`, 1 credit); 0 only checks. */
   cost?: number;
@@ -144,7 +145,7 @@ export interface RateLimitCheckOptions {
   slot?: string;
 }
 
-/** The credit balance of a check: a `CreditCounter` without `kind` and `cost`; `subject` defaults to the check's, `name` to `credits`. */
+/** The credit balance of a check: a `CreditCounter` without `kind` and `cost`; `subject` defaults to the check's, `name` to `credits`; an unknown field is a `TypeError`. */
 export interface RateLimitCredits {
   /** Balance to start from when the store holds none (0–`MAX_CREDITS`). */
   readonly initial: number;
@@ -280,6 +281,26 @@ export interface RateLimiter {
   drainCreditChanges?(): Promise<readonly CreditBalance[]>;
 }
 
+/** The options of one check: any other is refused (a misspelt `cost` silently 1). */
+const CHECK_OPTIONS: readonly string[] = Object.keys(
+  { cost: true, subjects: true, credits: true, slot: true } satisfies Record<
+    keyof RateLimitCheckOptions,
+    true
+  >,
+);
+
+/** The fields of a check's balance: any other is refused (a misspelt `subject`: a fresh balance). */
+const CREDIT_FIELDS: readonly string[] = Object.keys(
+  {
+    initial: true,
+    initialAt: true,
+    refill: true,
+    subject: true,
+    name: true,
+    slot: true,
+  } satisfies Record<keyof RateLimitCredits, true>,
+);
+
 /**
  * The window counters of `compiled` for `subject` (or `subjects[i]` for policy
  * `i`), in `slot` when given, each counting `cost` (default: the policy's),
@@ -326,7 +347,7 @@ function windowCounters(
 
 /**
  * The credit counter of `credits` for `subject` (in `slot` when given, else
- * the balance's own); a `TypeError` names the bad field.
+ * the balance's own); a `TypeError` names the bad or unknown field.
  */
 function creditCounter(
   subject: string,
@@ -337,6 +358,7 @@ function creditCounter(
   if (typeof credits !== "object" || credits === null) {
     throw new TypeError("credits must be an object");
   }
+  assertKnownFields(credits, CREDIT_FIELDS, "credits");
   const { initialAt } = credits;
   if (initialAt !== undefined) assertEpochMs(initialAt, "credits.initialAt");
   const refill = compileCreditRefill(credits.refill);
@@ -615,6 +637,9 @@ function unchanging(options: RateLimitCheckOptions): boolean {
  */
 export function createRateLimiter(options: RateLimiterOptions = {}): RateLimiter {
   assertKnownOptions(options, OPTIONS, "createRateLimiter");
+  for (const name of ["logger", "onMetric", "onMetricError"] as const) {
+    optionalFunction(options[name], name, "createRateLimiter");
+  }
   const store = options.store === undefined
     ? createMemoryRateLimitStore()
     : assertStore(options.store);
@@ -882,6 +907,7 @@ export function createRateLimiter(options: RateLimiterOptions = {}): RateLimiter
     checkOptions: RateLimitCheckOptions,
   ): Prepared => {
     assertSubject(subject);
+    assertKnownFields(checkOptions, CHECK_OPTIONS, "check", "option");
     const { credits } = checkOptions;
     const compiled = lastCompiled !== undefined && policies === lastCompiled
       ? lastCompiled

@@ -8,7 +8,7 @@
  */
 import type { CounterResult, CreditCounter, RateLimitCounter, RateLimitStore } from "./store.ts";
 import { assertCount, assertEpochMs, MAX_CREDITS } from "./_checks.ts";
-import { assertKnownOptions } from "./_options.ts";
+import { assertKnownOptions, optionalFunction } from "./_options.ts";
 import { answersWellFormed } from "./_well_formed.ts";
 import { compileCreditChange } from "./credits.ts";
 import { settleBalance } from "./_refill.ts";
@@ -108,7 +108,7 @@ export function createMemoryRateLimitStore(
 ): MemoryRateLimitStore {
   assertKnownOptions(options, ["maxCounters", "now"], "createMemoryRateLimitStore");
   const maxCounters = assertCount(options.maxCounters ?? 100_000, 1, "maxCounters");
-  const read = options.now ?? Date.now;
+  const read = optionalFunction(options.now, "now", "createMemoryRateLimitStore") ?? Date.now;
   // Whole ms, as Redis and PostgreSQL count: a fractional clock (performance.now()) floored. A
   // reading that is no time (Infinity, NaN) is a store bug: a TypeError, never counted at.
   const clock = options.now === undefined && read === NATIVE_DATE_NOW ? read : () => {

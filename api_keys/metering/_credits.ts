@@ -143,28 +143,6 @@ export interface KeyBalances {
   tenant?: ApiKeyCreditBalance;
 }
 
-/** The fields of a refill rule (`CreditRefill`). */
-const REFILL_FIELDS: readonly string[] = ["amount", "everyMs", "interval", "day"];
-
-/**
- * Refuses (a `TypeError` naming `label`, the field and the known ones) a field
- * of the input `value` outside `fields`, and of its `refill` rule (named
- * `refillLabel`) outside a rule's: a misspelt `refill` is a balance that never
- * refills. Stored credits are not checked (another version's field is read past).
- */
-function refuseUnknownCreditFields(
-  value: object,
-  label: string,
-  fields: readonly string[],
-  refillLabel: string,
-): void {
-  refuseUnknownOptions(value, label, fields, "field");
-  const { refill } = value as { refill?: unknown };
-  if (typeof refill === "object" && refill !== null) {
-    refuseUnknownOptions(refill, refillLabel, REFILL_FIELDS, "field");
-  }
-}
-
 /**
  * Validates `create`/`rotate` credits (`ApiKeyCreditsInput`): the key's own
  * balance and the pool, each with `compileCredits`, no other field. A
@@ -172,16 +150,10 @@ function refuseUnknownCreditFields(
  */
 function creditPartsOfInput(input: ApiKeyCreditsInput): { own?: Credits; pool?: Credits } {
   if (typeof input !== "object" || input === null) throw new TypeError("credits must be an object");
-  refuseUnknownCreditFields(
-    input,
-    "credits",
-    ["remaining", "refill", "sharedBy", "pool"],
-    "credits.refill",
-  );
+  // Input only: stored credits are not checked (another version's field is read past). The
+  // pool's and each refill rule's unknown fields are `compileCredits`'s to refuse.
+  refuseUnknownOptions(input, "credits", ["remaining", "refill", "sharedBy", "pool"], "field");
   const { sharedBy, pool } = input;
-  if (typeof pool === "object" && pool !== null) {
-    refuseUnknownCreditFields(pool, "credits.pool", ["remaining", "refill"], "credits.pool.refill");
-  }
   if (sharedBy !== undefined && sharedBy !== "tenant") {
     throw new TypeError('credits.sharedBy must be "tenant"');
   }
@@ -189,10 +161,10 @@ function creditPartsOfInput(input: ApiKeyCreditsInput): { own?: Credits; pool?: 
     if (pool !== undefined) {
       throw new TypeError('credits.pool cannot be given with sharedBy "tenant"');
     }
-    return { pool: compileCredits(input) };
+    return { pool: compileCredits({ remaining: input.remaining, refill: input.refill }) };
   }
   return {
-    own: compileCredits(input),
+    own: compileCredits({ remaining: input.remaining, refill: input.refill }),
     ...(pool === undefined ? {} : { pool: compileCreditsAs(pool, "credits.pool") }),
   };
 }
@@ -241,7 +213,7 @@ export function compileKeyCreditChange(change: ApiKeyCreditChange): ApiKeyCredit
     throw new TypeError("anchor is a store's change: give { refill } to keep the balance");
   }
   if (typeof c === "object" && c !== null) {
-    refuseUnknownCreditFields(c, "credit change", ["set", "add", "refill"], "refill");
+    refuseUnknownOptions(c, "credit change", ["set", "add", "refill"], "field");
   }
   if (typeof c !== "object" || c === null || !("refill" in c)) {
     return compileCreditChange(change as CreditChange) as ApiKeyCreditChange;

@@ -10,6 +10,7 @@
  */
 import type {
   CounterResult,
+  CreditRefill,
   RateLimitBalance,
   RateLimitCheckOptions,
   RateLimitCredits,
@@ -404,9 +405,39 @@ export function creditSubjectOf(
   return counterSubjectOf("key", credits.balanceKeyId ?? keyId);
 }
 
+/** The fields of a refill rule, of either form (`CreditRefill`). */
+const REFILL_FIELDS: readonly string[] = Object.keys(
+  { amount: true, everyMs: true, interval: true, day: true } satisfies Record<
+    CreditRefill extends infer R ? R extends unknown ? keyof R : never : never,
+    true
+  >,
+);
+
+/**
+ * A stored refill rule without the fields of another version: read back, never
+ * refused for them (`compileCreditRefill` and the limiter refuse an unknown
+ * field). A copy; anything but an object is answered as it is (the record
+ * check refuses it).
+ *
+ * @example
+ * ```ts
+ * import { storedRefill } from "./_limits.ts";
+ * storedRefill({ amount: 5, everyMs: 60_000, cap: 9 } as never); // { amount: 5, everyMs: 60000 }
+ * ```
+ */
+export function storedRefill<T>(refill: T): T {
+  if (typeof refill !== "object" || refill === null) return refill;
+  const rule: Record<string, unknown> = {};
+  for (const field of REFILL_FIELDS) {
+    if (Object.hasOwn(refill, field)) rule[field] = (refill as Record<string, unknown>)[field];
+  }
+  return rule as T;
+}
+
 /**
  * The limiter's credit counter of a key's stored credits: the last
- * written-back balance as `initial`, from `updatedAt`, with its refill.
+ * written-back balance as `initial`, from `updatedAt`, with its refill
+ * (`storedRefill`).
  *
  * @example
  * ```ts
@@ -423,7 +454,7 @@ export function creditCounterOf(
     initial: credits.remaining,
     initialAt: credits.updatedAt.getTime(),
     slot: counterSubjectOf("tenant", tenantId),
-    ...(credits.refill === undefined ? {} : { refill: credits.refill }),
+    ...(credits.refill === undefined ? {} : { refill: storedRefill(credits.refill) }),
   };
 }
 
@@ -526,6 +557,21 @@ function routePolicies(base: Compiled | undefined, route: Route, keyId: string):
 }
 
 /**
+ * A route's policy names, frozen: each a policy name, none twice, at most
+ * `MAX_RATE_LIMIT_POLICIES` (the policy compiler's own rules, on policies of
+ * those names); else a `TypeError` (`rateLimits: ...`). A name no policy can
+ * have would otherwise pass start-up and fail every request of a key with policies.
+ */
+function policyNames(names: readonly string[]): readonly string[] {
+  try {
+    compileRateLimitPolicies(names.map((name) => ({ name, limit: 1, windowMs: 1_000 })));
+  } catch (error) {
+    throw new TypeError(`rateLimits: ${(error as Error).message}`);
+  }
+  return Object.freeze([...names]);
+}
+
+/**
  * Validates a route's `rateLimits` (names, policies, or `false`: counts
  * nothing) and `cost` (0–`MAX_CREDITS`) where it is declared (a decorator, a
  * route option); returns them frozen. Throws a `TypeError` starting with `who`.
@@ -553,7 +599,7 @@ export function routeRateLimitOf(
       Array.isArray(rateLimits) && rateLimits.every((name) => typeof name === "string")
     ) {
       if (rateLimits.length === 0) throw new TypeError("name at least one policy");
-      route.rateLimits = Object.freeze([...rateLimits]);
+      route.rateLimits = policyNames(rateLimits);
     } else if (rateLimits !== undefined) {
       route.rateLimits = keyRateLimits(rateLimits);
     }

@@ -10,7 +10,7 @@
 import { ApiKeyOperationError } from "../errors.ts";
 import { missingMigrationError } from "./_migrations.ts";
 import { API_KEY_HASH_SCHEMES, CURRENT_HASH_SCHEME } from "../hasher.ts";
-import { creditPartsOf, isStoredRateLimits } from "../metering/_limits.ts";
+import { creditPartsOf, isStoredRateLimits, storedRefill } from "../metering/_limits.ts";
 import { compileCredits } from "../../rate_limits/credits.ts"; // not the barrel (issue 41)
 import type { AuditReadQuery, StoredAuditRecord } from "../audit/types.ts";
 import type {
@@ -201,7 +201,7 @@ function isStoredBalance(value: unknown): boolean {
   if (typeof value !== "object" || value === null) return false;
   const { remaining, refill, updatedAt } = value as ApiKeyCredits;
   try {
-    compileCredits({ remaining, refill });
+    compileCredits({ remaining, refill: storedRefill(refill) });
   } catch {
     return false;
   }

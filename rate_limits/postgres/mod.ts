@@ -58,7 +58,7 @@ import { compileCreditChange } from "../credits.ts";
 import { refillParams } from "../_refill.ts";
 import { createClockOffset } from "../_clock.ts";
 import { byKind, reportErrors } from "../_remote.ts";
-import { assertKnownOptions, optionalBoolean } from "../_options.ts";
+import { assertKnownOptions, optionalBoolean, optionalFunction } from "../_options.ts";
 import { MAX_TIMER_MS } from "../../telemetry/_timer.ts";
 import { storeError, UNREADABLE_STATE } from "./_sqlstate.ts";
 
@@ -453,8 +453,9 @@ export function createPostgresRateLimitStore(
   }
   const prepared = optionalBoolean(options.preparedStatements, "preparedStatements", LABEL) ?? true;
   const durable = optionalBoolean(options.durableWindows, "durableWindows", LABEL) ?? false;
+  const logger = optionalFunction(options.logger, "logger", LABEL);
   const clock = createClockOffset();
-  const stopReporting = reportErrors(pool, "postgres", options.logger);
+  const stopReporting = reportErrors(pool, "postgres", logger);
   /** Whether `ready()` reported the migrations of `UPGRADES` missing (once per store). */
   let upgradesReported = false;
   const windowsOnly = windowStatements(durable);
@@ -761,7 +762,7 @@ export function createPostgresRateLimitStore(
       const [row] = await run(DELETE_SQL, undefined, undefined, Infinity); // the caller's wait
       return Number(row?.n ?? 0);
     },
-    async ready(warn = options.logger ?? console.warn) {
+    async ready(warn = logger ?? console.warn) {
       const rows = await run(READY_SQL, [MIGRATIONS.flatMap(([, functions]) => functions)]);
       const found = new Set(rows.flatMap((row) => [row.name, `${row.name} of ${row.version}`]));
       // What each migration leaves, in the order they apply: the first one missing is named.

@@ -47,7 +47,7 @@ import { createClockOffset } from "../_clock.ts";
 import { byKind, errorMessageOf, reportErrors } from "../_remote.ts";
 import { answersWellFormed } from "../_well_formed.ts";
 import { hexDigest } from "../_hex_digest.ts";
-import { assertKnownOptions, optionalBoolean } from "../_options.ts";
+import { assertKnownOptions, optionalBoolean, optionalFunction } from "../_options.ts";
 import { subjectFault } from "../_checks.ts";
 import { CHANGE_SCRIPT, CHECK_SCRIPT, READ_SCRIPT, TIME_SCRIPT } from "./_script.ts";
 
@@ -249,6 +249,7 @@ export function createRedisRateLimitStore(
     throw new TypeError("createRedisRateLimitStore needs a connected redis client as `client`");
   }
   const clustered = optionalBoolean(options.clustered, "clustered", LABEL) ?? false;
+  const logger = optionalFunction(options.logger, "logger", LABEL);
   const prefix = options.prefix ?? "rl:";
   // Written before the hash tag: a brace in it would be the tag (every key of a check elsewhere).
   if (
@@ -277,7 +278,7 @@ export function createRedisRateLimitStore(
    */
   const changedSince = new Map<string, number>();
   const clock = createClockOffset();
-  const stopReporting = reportErrors(client, "redis", options.logger);
+  const stopReporting = reportErrors(client, "redis", logger);
 
   /** The client's `sendCommand(args, options)`, unless it is a cluster's (whose first argument is a key). */
   const raw = !clustered && typeof client.sendCommand === "function" &&

@@ -1,6 +1,10 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { assertKnownOptions, optionalBoolean } from "../../rate_limits/_options.ts";
+import {
+  assertKnownOptions,
+  optionalBoolean,
+  optionalFunction,
+} from "../../rate_limits/_options.ts";
 
 describe("assertKnownOptions", () => {
   it("accepts undefined and known options", () => {
@@ -26,5 +30,19 @@ describe("optionalBoolean", () => {
       () => optionalBoolean("false", "clustered", "f"),
       /^TypeError: f: clustered must be a boolean$/,
     );
+  });
+});
+
+describe("optionalFunction", () => {
+  it("passes a function or undefined, refuses anything else naming the option", () => {
+    const logger = (_line: string) => {};
+    assert.equal(optionalFunction(logger, "logger", "f"), logger);
+    assert.equal(optionalFunction(undefined, "logger", "f"), undefined);
+    for (const value of ["console.warn", 0, null, {}]) {
+      assert.throws(
+        () => optionalFunction(value, "logger", "f"),
+        /^TypeError: f: logger must be a function$/,
+      );
+    }
   });
 });

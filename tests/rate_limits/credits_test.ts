@@ -59,6 +59,24 @@ describe("compileCredits", () => {
     }
     assert.equal(compileCreditRefill(undefined), undefined);
   });
+
+  it("refuses an unknown field of credits or of the refill rule, naming it (a misspelt refill never refills)", () => {
+    assert.throws(
+      () => compileCredits({ remaining: 3, refil: { amount: 3, interval: "daily" } } as never),
+      /^TypeError: credits: unknown field `refil` \(known: remaining, refill\)/,
+    );
+    assert.throws(
+      () =>
+        compileCredits(
+          { remaining: 3, refill: { amount: 3, interval: "monthly", dy: 5 } } as never,
+        ),
+      /^TypeError: credits\.refill: unknown field `dy` \(known: amount, everyMs, interval, day\)/,
+    );
+    assert.throws(
+      () => compileCreditRefill({ amount: 3, everyMs: 1_000, every: 5 }, "plan.refill"),
+      /^TypeError: plan\.refill: unknown field `every`/,
+    );
+  });
 });
 
 describe("compileCreditChange", () => {

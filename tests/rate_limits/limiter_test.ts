@@ -142,6 +142,33 @@ describe("createRateLimiter", () => {
     assert.throws(() => createRateLimiter("open" as never), /options must be an object/);
   });
 
+  it("refuses a function option that is not a function, naming it (a logger string drops every outage line)", () => {
+    for (const name of ["logger", "onMetric", "onMetricError"]) {
+      for (const value of ["console.warn", 5, null, {}]) {
+        assert.throws(
+          () => createRateLimiter({ ...quiet, [name]: value } as never),
+          new RegExp(`^TypeError: createRateLimiter: ${name} must be a function$`),
+          `${name}: ${JSON.stringify(value)}`,
+        );
+      }
+    }
+    createRateLimiter({ logger: () => {}, onMetric: () => {}, onMetricError: undefined });
+  });
+
+  it("refuses an unknown check option naming it (a misspelt cost counted 1), kept options too, and counts nothing", async () => {
+    const limiter = createRateLimiter(quiet);
+    const policies = compileRateLimitPolicies([api]);
+    const unknown =
+      /^TypeError: check: unknown option `costs` \(known: cost, subjects, credits, slot\)/;
+    await assert.rejects(limiter.check("s", policies, { costs: 5 } as never), unknown);
+    assert.throws(() => limiter.checkNow!("s", policies, { costs: 5 } as never), unknown);
+    const kept = Object.freeze({ cost: 1, slot: "t", costs: 5 });
+    for (let i = 0; i < 2; i++) {
+      await assert.rejects(limiter.check("s", policies, kept as never), unknown);
+    }
+    assert.equal((await limiter.check("s", policies)).policies[0].remaining, 2);
+  });
+
   it("refuses at construction an object that is not a store, saying what to pass", () => {
     const cases: [unknown, RegExp][] = [
       [
@@ -927,6 +954,34 @@ describe("createRateLimiter", () => {
     }
     await assert.rejects(limiter.check("k", []), TypeError);
     await assert.rejects(limiter.changeCredits("k", { initial: 1 }, { set: -1 }), TypeError);
+    // A misspelt field is refused, not a fresh balance (`subjct`) or one that never refills.
+    for (
+      const [credits, field] of [
+        [{ initial: 3, subjct: "key:old" }, "subjct"],
+        [{ initial: 1, refil: { amount: 100, interval: "daily" } }, "refil"],
+        [{ initial: 1, inital: 5 }, "inital"],
+      ] as const
+    ) {
+      const known = /\(known: initial, initialAt, refill, subject, name, slot\)/;
+      const unknown = new RegExp(`^TypeError: credits: unknown field \`${field}\``);
+      for (const spend of [credits, [credits]]) {
+        await assert.rejects(limiter.check("k", [], { credits: spend as never }), unknown);
+        await assert.rejects(limiter.check("k", [], { credits: spend as never }), known);
+      }
+      await assert.rejects(limiter.changeCredits("k", credits as never, { set: 1 }), unknown);
+      await assert.rejects(
+        limiter.readCredits([{ subject: "k", credits: credits as never }]),
+        unknown,
+      );
+    }
+    await assert.rejects(
+      limiter.check("k", [], {
+        credits: { initial: 1, refill: { amount: 1, interval: "monthly", dya: 3 } } as never,
+      }),
+      /^TypeError: credits\.refill: unknown field `dya`/,
+    );
+    // Nothing was spent by the refused checks: the old balance still has its 3.
+    assert.equal((await limiter.check("k", [], { credits: { initial: 3 } })).credits?.remaining, 2);
     const bare = createRateLimiter({ ...quiet, store: failing });
     await assert.rejects(
       bare.changeCredits("k", { initial: 1 }, { set: 1 }),

@@ -60,6 +60,16 @@ describe("createMemoryRateLimitStore", () => {
     );
   });
 
+  it("refuses a now that is not a function, naming it (else every check fails at run time)", () => {
+    for (const now of [Date.now(), "Date.now", null]) {
+      assert.throws(
+        () => createMemoryRateLimitStore({ now } as never),
+        /^TypeError: createMemoryRateLimitStore: now must be a function$/,
+        String(now),
+      );
+    }
+  });
+
   it("answers as the reference sub-bucket window on a fake clock (cost, cost 0, all or nothing), never admits more than limit in any window, refuses early by at most one sub-bucket", () => {
     fc.assert(
       fc.property(commands, (script) => {

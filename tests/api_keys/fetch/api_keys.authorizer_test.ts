@@ -136,6 +136,13 @@ describe("createApiKeyAuthorizer", () => {
       () => authorize.require({ requiredScope: { resource: "orders", level: "admin" as never } }),
       /requiredScope: level "admin" must be "read" or "write"/,
     );
+    for (const rateLimits of ["Hourly", "", ["hourly", "hourly"]]) {
+      assert.throws(
+        () => authorize.require({ rateLimits }),
+        /^TypeError: ApiKeyAuthorizer.require: rateLimits: /,
+        JSON.stringify(rateLimits),
+      );
+    }
     assert.throws(() => authorize.protect("nope" as never), /`handler` must be a function/);
   });
 

@@ -10,6 +10,7 @@ import {
 import type { ApiKeyAuthorizationMetric } from "../../../api_keys/events.ts";
 import { buildLimits, creditSubjectOf, RequestLimits } from "../../../api_keys/metering/_limits.ts";
 import type { ApiKeyContext } from "../../../api_keys/types.ts";
+import type { CreditRefill } from "../../../rate_limits/store.ts";
 import {
   createMemoryRateLimitStore,
   createRateLimiter,
@@ -116,6 +117,24 @@ describe("credits in authorize", () => {
     const context = await service.authorize(key);
     assert.equal(context.creditResult?.remaining, 99);
     assert.equal(context.creditResult?.resetMs, 86_400_000, "FakeClocks starts at UTC midnight");
+  });
+
+  it("a stored refill rule with a field of another version is read past: the key verifies, spends and refills; its summary shows the rule without it", async () => {
+    const { service, storage, clocks } = setup();
+    const refill = { amount: 100, interval: "daily", cap: 500 } as unknown as CreditRefill;
+    const { key } = await creditedKey(service, storage, {
+      remaining: 0,
+      updatedAt: new Date(clocks.now - 86_400_000),
+      refill,
+      pool: { remaining: 10, updatedAt: new Date(0), refill },
+    });
+    const context = await service.authorize(key);
+    assert.equal(context.creditResult?.remaining, 99);
+    assert.equal(context.creditResult?.resetMs, 86_400_000);
+    const [summary] = await service.listSummaries("t1");
+    assert.deepEqual(summary.credits?.refill, { amount: 100, interval: "daily" });
+    assert.deepEqual(summary.tenantCredits?.refill, { amount: 100, interval: "daily" });
+    await service.close();
   });
 
   it("a key and its rotated successor (balanceKeyId) spend one balance", async () => {

@@ -493,6 +493,23 @@ describe("policy compilation and headers", () => {
     );
   });
 
+  it("routeRateLimitOf refuses a name no policy can have and a name listed twice where the route is declared (never a 500 per request)", () => {
+    for (const names of ["Hourly", "", ["burst", "1h"], ["burst", "x".repeat(65)]]) {
+      assert.throws(
+        () => routeRateLimitOf(names, undefined, "RateLimit"),
+        /^TypeError: RateLimit: rateLimits: .*name must be 1-64 characters of a-z 0-9/,
+        JSON.stringify(names),
+      );
+    }
+    assert.throws(
+      () => routeRateLimitOf(["hourly", "hourly"], undefined, "RateLimit"),
+      /^TypeError: RateLimit: rateLimits: .*"hourly" is listed twice/,
+    );
+    assert.deepEqual(routeRateLimitOf(["burst", "day.*"], undefined, "RateLimit"), {
+      rateLimits: ["burst", "day.*"],
+    });
+  });
+
   it("rateLimitHeaders: one item per policy, legacy trio of the least remaining, Retry-After on a denial", () => {
     const results = [
       {
@@ -562,6 +579,24 @@ describe("policy compilation and headers", () => {
       rateLimitHeaders(await denial(service.authorize(key, { cost: 1 })), false),
     );
     assert.match(later.get("Retry-After") ?? "", /^\d+$/);
+  });
+
+  it("rateLimitHeaders: a denying policy's t is the wait until the request's cost fits (its Retry-After), an allowed one's until remaining next grows (docs/rate-limits.md, Headers)", async () => {
+    const { service, create, clock } = setup();
+    const { key } = await create([{ name: "min", limit: 10, windowMs: 60_000 }]);
+    const fields = (answers: Parameters<typeof rateLimitHeaders>[0]) =>
+      new Map(rateLimitHeaders(answers, false));
+    const t = (headers: Map<string, string>) =>
+      Number(/;t=(\d+)$/.exec(headers.get("RateLimit") ?? "")?.[1]);
+    await service.authorize(key, { cost: 1 });
+    clock.now += 30_000;
+    await service.authorize(key, { cost: 8 });
+    clock.now += 1_000;
+    // Remaining (1) grows when the first unit leaves; 5 units fit only once the 8 leave, later.
+    const allowed = fields(await service.authorize(key, { cost: 0 }));
+    const denied = fields(await denial(service.authorize(key, { cost: 5 })));
+    assert.equal(t(denied), Number(denied.get("Retry-After")));
+    assert.ok(t(allowed) > 0 && t(denied) > t(allowed) + 20, `${t(allowed)} s, ${t(denied)} s`);
   });
 
   it("rateLimitHeaders: both credit balances refused (own and pool): Retry-After is the later refill, none when one never refills enough", () => {

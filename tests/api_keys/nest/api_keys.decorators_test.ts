@@ -12,7 +12,7 @@ import {
 import { ApiKeysModule } from "../../../api_keys/nest/api_keys.module.ts";
 import { appModule, boot, issue, moduleOptions, PLATFORMS, withKey } from "./test_app.ts";
 
-describe("RequireScope and RequireEnvironment", () => {
+describe("RequireScope, RequireEnvironment and RateLimit", () => {
   it("reject bad arguments when the route is declared", () => {
     // @ts-expect-error: invalid on purpose
     assert.throws(() => RequireScope("orders", "admin"), /RequireScope: level/);
@@ -22,6 +22,15 @@ describe("RequireScope and RequireEnvironment", () => {
     }
     // @ts-expect-error: invalid on purpose
     assert.throws(() => RequireEnvironment("prod"), /RequireEnvironment: environment/);
+  });
+
+  it("RateLimit refuses a policy name no policy can have, or one named twice, when the route is declared", () => {
+    assert.throws(() => RateLimit("Hourly"), /^TypeError: RateLimit: rateLimits: .*name must be/);
+    assert.throws(() => RateLimit(""), /^TypeError: RateLimit: rateLimits: .*name must be/);
+    assert.throws(
+      () => RateLimit(["hourly", "hourly"]),
+      /^TypeError: RateLimit: rateLimits: .*"hourly" is listed twice/,
+    );
   });
 
   it("RequireScope refuses a second requirement on the same method or class, naming both", () => {

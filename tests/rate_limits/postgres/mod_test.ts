@@ -488,7 +488,7 @@ describe("createPostgresRateLimitStore", () => {
     assert.throws(() => createPostgresRateLimitStore({} as never), TypeError);
   });
 
-  it("refuses an unknown option and a non-boolean preparedStatements or durableWindows by name, before listening to the pool", () => {
+  it("refuses an unknown option, a non-boolean preparedStatements or durableWindows and a logger that is not a function by name, before listening to the pool", () => {
     const { pool } = fakePool(() => []);
     assert.throws(
       () => createPostgresRateLimitStore({ pool, durableWindow: true } as never),
@@ -508,6 +508,10 @@ describe("createPostgresRateLimitStore", () => {
         );
       }
     }
+    assert.throws(
+      () => createPostgresRateLimitStore({ pool, logger: "console.warn" } as never),
+      { name: "TypeError", message: /^createPostgresRateLimitStore: logger must be a function$/ },
+    );
     assert.equal(pool.listenerCount("error"), 0);
     for (const flag of [true, false, undefined]) {
       createPostgresRateLimitStore({

@@ -420,7 +420,7 @@ describe("createRedisRateLimitStore", () => {
     assert.throws(() => createRedisRateLimitStore({} as never), TypeError);
   });
 
-  it("refuses an unknown option and a non-boolean clustered by name, before listening to the client", () => {
+  it("refuses an unknown option, a non-boolean clustered and a logger that is not a function by name, before listening to the client", () => {
     const { client } = fakeClient(() => []);
     assert.throws(
       () => createRedisRateLimitStore({ client, clusterd: true } as never),
@@ -440,6 +440,10 @@ describe("createRedisRateLimitStore", () => {
         { name: "TypeError", message: /^createRedisRateLimitStore: prefix must be/ },
       );
     }
+    assert.throws(
+      () => createRedisRateLimitStore({ client, logger: "console.warn" } as never),
+      { name: "TypeError", message: /^createRedisRateLimitStore: logger must be a function$/ },
+    );
     assert.equal(client.listenerCount("error"), 0);
     for (const clustered of [true, false, undefined]) {
       createRedisRateLimitStore({ client, prefix: "t:", clustered, logger: () => {} }).close();
