@@ -53,6 +53,9 @@ describe("api_keys/admin/_body.ts", () => {
       assert.throws(() => keyName(bad, "name"), invalid("name"));
     }
     assert.equal(keyName("Clé « prod » 🔑", "name"), "Clé « prod » 🔑");
+    // 200 code points, as the OpenAPI document's maxLength counts them.
+    assert.equal(keyName("🔑".repeat(200), "name"), "🔑".repeat(200));
+    assert.throws(() => keyName("🔑".repeat(201), "name"), invalid("name"));
     assert.equal(oneOf(undefined, ["a", "b"], "b", "f"), "b");
     assert.equal(oneOf("a", ["a", "b"], "b", "f"), "a");
     assert.throws(() => oneOf("c", ["a", "b"], "b", "f"), invalid("f"));
