@@ -11,6 +11,7 @@ import {
   failTime,
   instantProblem,
   requireDuration,
+  requireKeyName,
   requireNonEmptyString,
   requireObjectOf,
   requirePrintable,
@@ -25,7 +26,6 @@ import {
   DEFAULT_GRACE_PERIOD_MS,
   type Environment,
   type ListApiKeysOptions,
-  MAX_API_KEY_NAME_LENGTH,
   type RotateApiKeyInput,
 } from "./types.ts";
 
@@ -122,14 +122,6 @@ function validTenantId(value: unknown): string {
   return requirePrintable(tenantId, "tenantId");
 }
 
-function validName(value: unknown): string {
-  const name = requireNonEmptyString(value, "name");
-  if (name.length > MAX_API_KEY_NAME_LENGTH) {
-    fail("name", `must be at most ${MAX_API_KEY_NAME_LENGTH} characters`);
-  }
-  return requirePrintable(name, "name");
-}
-
 function validExpiry(value: unknown): Date | null | undefined {
   if (value === undefined || value === null) return value;
   if (!(value instanceof Date) || Number.isNaN(value.getTime())) {
@@ -163,7 +155,7 @@ export function validateCreateInput(
 ): ValidCreateInput {
   requireObjectOf(input, CREATE_FIELDS, "input");
   const tenantId = validTenantId(input.tenantId);
-  const name = validName(input.name);
+  const name = requireKeyName(input.name, "name");
   if (!Array.isArray(input.scopes) || input.scopes.length === 0) {
     fail("scopes", "must contain at least one scope");
   }
@@ -220,7 +212,7 @@ export function validateRotateInput(
     graceStarts,
     // The upper bound of the grace end, now + maxWaitMs + gracePeriodMs, is a valid instant too.
     maxWaitMs: requireDuration(input.maxWaitMs ?? 0, "maxWaitMs", now.getTime() + gracePeriodMs),
-    name: input.name === undefined ? undefined : validName(input.name),
+    name: input.name === undefined ? undefined : requireKeyName(input.name, "name"),
     createdBy: validCreatedBy(input.createdBy),
     expiresAt: validExpiry(input.expiresAt),
     allowedIpCidrs: input.allowedIpCidrs === undefined

@@ -171,12 +171,41 @@ const isEnumerable = (source: object, key: string): boolean =>
   Object.prototype.propertyIsEnumerable.call(source, key);
 
 /**
+ * `value` with the selected fields of each object in it, arrays in arrays included. Arrays nest as
+ * deep as the data does (a stored `[[[…]]]`), so they are walked with an explicit stack, never by
+ * recursion: only objects recurse, as deep as the selection (`maxDepth`). An array met twice is
+ * copied once, so shared stays shared and a cycle stays a cycle (for `JSON.stringify` to refuse).
+ */
+function pick(value: unknown, tree: SelectionTree): unknown {
+  if (!Array.isArray(value)) return pickObject(value, tree);
+  const copies = new Map<unknown[], unknown[]>();
+  const pending: unknown[][] = [];
+  const copy = (array: unknown[]): unknown[] => {
+    let result = copies.get(array);
+    if (result === undefined) {
+      // Nested arrays stay as they are here, replaced by their copy when `pending` reaches them.
+      result = array.map((item) => Array.isArray(item) ? item : pickObject(item, tree));
+      copies.set(array, result);
+      pending.push(result);
+    }
+    return result;
+  };
+  const root = copy(value);
+  for (let array = pending.pop(); array !== undefined; array = pending.pop()) {
+    const target = array;
+    target.forEach((item, index) => {
+      if (Array.isArray(item)) target[index] = copy(item);
+    });
+  }
+  return root;
+}
+
+/**
  * The selected fields of `value`: only what `JSON.stringify` would send (own enumerable fields), on
  * a copy of the same prototype, so that a serializer running after it (class-transformer's
  * `@Exclude` under `ClassSerializerInterceptor`) still sees the class.
  */
-function pick(value: unknown, tree: SelectionTree): unknown {
-  if (Array.isArray(value)) return value.map((item) => pick(item, tree));
+function pickObject(value: unknown, tree: SelectionTree): unknown {
   if (typeof value !== "object" || value === null) return value;
   if (typeof (value as { toJSON?: unknown }).toJSON === "function") return value; // a Date, …
   const source = value as Record<string, unknown>;

@@ -5,9 +5,8 @@
  * @module
  */
 import { isoInstantMs } from "../../client/_instant.ts";
-import { fail, failTime, instantProblem, requireObjectOf, requirePrintable } from "../_input.ts";
+import { fail, failTime, instantProblem, requireObjectOf } from "../_input.ts";
 import { bodyBytes } from "../leaks/_core.ts";
-import { MAX_API_KEY_NAME_LENGTH } from "../types.ts";
 
 /** An answer other than success, thrown inside a handler. */
 export class AdminHttpError extends Error {
@@ -52,16 +51,6 @@ export function readObject(
   }
   requireObjectOf(value, fields, "body", "a JSON object");
   return value as Record<string, unknown>;
-}
-
-/** A key name: 1 to 200 characters, not only spaces, printable (`requirePrintable`). */
-export function keyName(value: unknown, field: string): string {
-  if (
-    typeof value !== "string" || value.trim() === "" || value.length > MAX_API_KEY_NAME_LENGTH
-  ) {
-    fail(field, `must be 1 to ${MAX_API_KEY_NAME_LENGTH} characters, not only spaces`);
-  }
-  return requirePrintable(value, field);
 }
 
 /** `value` when it is one of `allowed`; `fallback` when omitted. */

@@ -8,7 +8,13 @@
  *
  * @module
  */
-import { fail, instantProblem, MAX_KEY_ID_LENGTH, storableTextProblem } from "../_input.ts";
+import {
+  fail,
+  fitsCodePoints,
+  instantProblem,
+  MAX_KEY_ID_LENGTH,
+  storableTextProblem,
+} from "../_input.ts";
 import { checkUsageWindow } from "../metering/_usage_window.ts";
 import type { ApiKeyPageSort, ApiKeyPageStatus, ListApiKeyPageOptions } from "../storage/types.ts";
 import type { PagePosition } from "../storage/_paging.ts";
@@ -33,10 +39,11 @@ const SORTS: readonly KeySort[] = ["created_desc", "created_asc", "name_asc", "l
 
 /**
  * Longest cursor (`encodeCursor`): base64url of `["sort","id","value"]`, the
- * longest sort, a key id and a name (or a date, shorter) at their bounds,
- * each UTF-16 unit at most 6 bytes (a control character's JSON escape, as
- * `\u0001`; any other at most 3 in UTF-8). So every key `decodeCursor` reads
- * ends a page with a cursor it reads back.
+ * longest sort, a key id (UTF-16 units) and a name (code points; or a date,
+ * shorter) at their bounds, each unit or code point at most 6 bytes (a
+ * control character's JSON escape, as `\u0001`; any other at most 3 in
+ * UTF-8, an emoji's two units 4). So every key `decodeCursor` reads ends a
+ * page with a cursor it reads back.
  */
 const MAX_CURSOR_LENGTH = Math.ceil(
   (10 + Math.max(...SORTS.map((sort) => sort.length)) +
@@ -60,10 +67,9 @@ export function encodeCursor(sort: ApiKeyPageSort, position: PagePosition): stri
     .replaceAll("+", "-").replaceAll("/", "_").replaceAll("=", "");
 }
 
-/** Whether `value` is text of at most `max` characters a stored key may hold (`storableTextProblem`). */
-function isCursorText(value: unknown, max: number): value is string {
-  return typeof value === "string" && value.length <= max &&
-    storableTextProblem(value) === undefined;
+/** Whether `value` is text a stored key may hold (`storableTextProblem`). */
+function isStorableText(value: unknown): value is string {
+  return typeof value === "string" && storableTextProblem(value) === undefined;
 }
 
 /** The position a cursor of `sort` names; a cursor of another sort or malformed is a 400. */
@@ -82,11 +88,11 @@ export function decodeCursor(text: string, sort: ApiKeyPageSort): PagePosition {
   const [of, id, value] = parsed as unknown[];
   if (of !== sort) fail("cursor", "belongs to another sort");
   // Text no key holds (storableTextProblem: PostgreSQL refuses U+0000) is no cursor the server wrote.
-  if (!isCursorText(id, MAX_KEY_ID_LENGTH) || id === "") {
+  if (!isStorableText(id) || id === "" || id.length > MAX_KEY_ID_LENGTH) {
     fail("cursor", "must be a nextCursor of this list");
   }
   if (sort === "name_asc") {
-    if (!isCursorText(value, MAX_API_KEY_NAME_LENGTH)) {
+    if (!isStorableText(value) || !fitsCodePoints(value, MAX_API_KEY_NAME_LENGTH)) {
       fail("cursor", "must be a nextCursor of this list");
     }
     return { id, value };
@@ -140,7 +146,7 @@ export function listQuery(query: QueryOf): ListQuery {
     "environment",
   );
   const q = param(query, "q") ?? null;
-  if (q !== null && q.length > MAX_API_KEY_NAME_LENGTH) {
+  if (q !== null && !fitsCodePoints(q, MAX_API_KEY_NAME_LENGTH)) {
     fail("q", `must be at most ${MAX_API_KEY_NAME_LENGTH} characters`);
   }
   const problem = q === null ? undefined : storableTextProblem(q);

@@ -5,7 +5,7 @@
  * @module
  */
 import { serviceAllowedIpCidrs } from "../ip_allowlist.ts";
-import { actorProblem, fail } from "../_input.ts";
+import { actorProblem, fail, requireKeyName } from "../_input.ts";
 import { ApiKeyOperationError, ApiKeyStorageError, ApiKeyValidationError } from "../errors.ts";
 import { errorResponse, jsonResponse, optionalFunction, positiveInteger } from "../leaks/_core.ts";
 import { serviceHooks } from "../_service_hooks.ts";
@@ -18,7 +18,7 @@ import type { ApiKeySummary, CreateApiKeyInput, Environment, Scope, ScopeLevel }
 import type { ApiKeyUsageBucket } from "../metering/usage.ts";
 import type { CreditRefill } from "../../rate_limits/mod.ts";
 import { creditsView, spendsCredits, tenantCreditsView } from "./_credits.ts";
-import { AdminHttpError, bodyInstant, keyName, oneOf, readObject, stringList } from "./_body.ts";
+import { AdminHttpError, bodyInstant, oneOf, readObject, stringList } from "./_body.ts";
 import {
   auditQuery,
   encodeCursor,
@@ -803,7 +803,7 @@ export function createApiKeysAdminHandler<R>(
       "expiresAt",
       "allowedIpCidrs",
     ]);
-    const name = keyName(input.name, "name");
+    const name = requireKeyName(input.name, "name");
     const scopes = [...new Set(stringList(input.scopes, "scopes", 1, MAX_SCOPES_PER_KEY))];
     if (!scopes.every((scope) => offered.has(scope))) {
       fail("scopes", "must be scopes the server offers (GET config)");
@@ -851,7 +851,7 @@ export function createApiKeysAdminHandler<R>(
     const input = readObject(body, maxBodyBytes, ["grace", "name"]);
     return {
       grace: oneOf(input.grace, gracePresets, defaultGrace, "grace"),
-      name: input.name === undefined ? undefined : keyName(input.name, "name"),
+      name: input.name === undefined ? undefined : requireKeyName(input.name, "name"),
     };
   }
 
@@ -955,10 +955,10 @@ export function createApiKeysAdminHandler<R>(
    */
   function renameBody(body: AdminRequest["body"]): { name: string; expectedName?: string } {
     const input = readObject(body, maxBodyBytes, ["name", "expectedName"]);
-    const name = keyName(input.name, "name");
+    const name = requireKeyName(input.name, "name");
     const expectedName = input.expectedName === undefined || input.expectedName === null
       ? undefined
-      : keyName(input.expectedName, "expectedName");
+      : requireKeyName(input.expectedName, "expectedName");
     if (expectedName !== undefined && !conditionalRename) {
       throw new AdminHttpError(
         501,

@@ -8,13 +8,15 @@
  */
 
 /**
- * Longest accepted key name; also the longest search (`q`) `GET /keys`
- * takes.
+ * Longest accepted key name, in code points (as the OpenAPI document's
+ * `maxLength` counts them); also the longest search (`q`) `GET /keys` takes.
+ * The element's fields stop at as many UTF-16 units (`maxlength`), never
+ * past it.
  *
  * @example
  * ```ts
  * import { MAX_API_KEY_NAME_LENGTH } from "./_limits.ts";
- * const fits = (name: string) => name.length <= MAX_API_KEY_NAME_LENGTH;
+ * const fits = (name: string) => [...name].length <= MAX_API_KEY_NAME_LENGTH;
  * ```
  */
 export const MAX_API_KEY_NAME_LENGTH = 200;

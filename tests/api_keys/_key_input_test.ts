@@ -49,6 +49,14 @@ describe("seed 0.4: bad dates and durations are api_key_invalid_time", () => {
       );
     }
     assert.equal(codeOf(() => validateCreateInput({ ...base, name: "" })), "api_key_invalid_input");
+    // A name's 200 are code points, as the OpenAPI document's maxLength counts them.
+    const emoji = "\u{1F511}".repeat(200);
+    assert.equal(validateCreateInput({ ...base, name: emoji }).name, emoji);
+    assert.equal(validateRotateInput({ name: emoji }, now).name, emoji);
+    assert.equal(
+      codeOf(() => validateCreateInput({ ...base, name: `${emoji}x` })),
+      "api_key_invalid_input",
+    );
     assert.equal(
       codeOf(() => validateRotateInput({ maxWaitMs: 1000 }, now)),
       "api_key_invalid_input",

@@ -141,6 +141,29 @@ describe("selectFields", () => {
     assert.equal(Object.hasOwn(picked, "secret"), false);
   });
 
+  it("walks 50,000 nested arrays (stored data, not the selection) without recursion, selecting the objects inside", () => {
+    let data: unknown = [{ id: 1, secret: "s" }, "x"];
+    let expected: unknown = [{ id: 1 }, "x"];
+    for (let level = 0; level < 50_000; level++) [data, expected] = [[data], [expected]];
+    assert.equal(
+      JSON.stringify(select({ id: 7, tags: data }, "id,tags.id")),
+      JSON.stringify({ id: 7, tags: expected }),
+    );
+  });
+
+  it("copies an array met twice once: shared stays shared, a cycle stays one for JSON.stringify to refuse", () => {
+    const shared = [{ id: 1, secret: "s" }];
+    const picked = select({ a: [shared, [shared]] }, "a.id") as { a: [unknown, [unknown]] };
+    assert.deepEqual(picked.a[0], [{ id: 1 }]);
+    assert.equal(picked.a[1][0], picked.a[0]);
+    const loop: unknown[] = [{ id: 2, secret: "s" }];
+    loop.push(loop);
+    const copy = select(loop, "id") as unknown[];
+    assert.deepEqual(copy[0], { id: 2 });
+    assert.equal(copy[1], copy);
+    assert.throws(() => JSON.stringify(copy), TypeError);
+  });
+
   it("never mutates the input nor pollutes prototypes (property)", () => {
     const json = fc.jsonValue({ maxDepth: 4 });
     const part = fc.constantFrom("id", "a", "b", "__proto__", "constructor", "prototype", "", " a");

@@ -88,6 +88,9 @@ describe("api_keys/admin/_query.ts", () => {
     refuses(() => listQuery(query({ sort: "name_desc" })), "sort", "sort");
     refuses(() => listQuery(query({ q: "x".repeat(201) })), "q", "q too long");
     assert.equal(listQuery(query({ q: "x".repeat(200) })).options.q?.length, 200);
+    // 200 code points, as the OpenAPI document's maxLength counts them: 400 UTF-16 units of emoji.
+    assert.equal(listQuery(query({ q: "\u{1F511}".repeat(200) })).options.q?.length, 400);
+    refuses(() => listQuery(query({ q: "\u{1F511}".repeat(201) })), "q", "q of 201 emoji");
     assert.equal(MAX_PAGE_SIZE, 100);
   });
 
@@ -102,6 +105,8 @@ describe("api_keys/admin/_query.ts", () => {
       // At the bounds: 200-character ids and names, 3 UTF-8 bytes each or a 6-byte JSON escape.
       ["name_asc", { id: "\u4e00".repeat(200), value: "\u4e00".repeat(200) }],
       ["name_asc", { id: "\u0001".repeat(200), value: "\u0001".repeat(200) }],
+      // A name of 200 code points: 200 emoji, 400 UTF-16 units.
+      ["name_asc", { id: "\u0001".repeat(200), value: "\u{1F511}".repeat(200) }],
       ["last_used_desc", { id: "\u4e00".repeat(200), value: at }],
     ] as const;
     for (const [sort, position] of cases) {

@@ -755,6 +755,36 @@ describe("createApiKeysAdminHandler", () => {
     }
   });
 
+  it("a name and q are up to 200 code points, as the OpenAPI document's maxLength counts: keys named 200 emoji are created, renamed, paged through by name_asc and searched", async () => {
+    const { call } = await setup();
+    const [lock, unlock, key] = ["\u{1F512}", "\u{1F513}", "\u{1F511}"].map((e) => e.repeat(200));
+    const ids: string[] = [];
+    for (const name of [lock, unlock, "x"]) {
+      const created = (await call("POST", "/keys", { body: { name, scopes: ["projects:read"] } }))!;
+      assert.equal(created.status, 201, created.body);
+      ids.push(created.json.record.id);
+    }
+    const renamed = (await call("PATCH", `/keys/${ids[2]}`, { body: { name: key } }))!;
+    assert.equal(renamed.status, 200, renamed.body);
+    const tooLong = `${key}\u{1F511}`;
+    const refused = (await call("POST", "/keys", { body: { name: tooLong, scopes: ["a"] } }))!;
+    assert.equal(refused.json.error.details.field, "name");
+    const names: string[] = [];
+    let cursor = "";
+    for (let n = 0; n < 10 && cursor !== null; n++) {
+      const page =
+        (await call("GET", "/keys", { query: { sort: "name_asc", limit: "1", cursor } }))!;
+      assert.equal(page.status, 200, page.body);
+      names.push(...page.json.keys.map((k: { name: string }) => k.name));
+      cursor = page.json.nextCursor;
+    }
+    assert.equal(cursor, null);
+    for (const name of [lock, unlock, key]) assert.ok(names.includes(name));
+    const found = (await call("GET", "/keys", { query: { q: unlock } }))!;
+    assert.deepEqual(found.json.keys.map((k: { id: string }) => k.id), [ids[1]]);
+    assert.equal((await call("GET", "/keys", { query: { q: tooLong } }))!.status, 400);
+  });
+
   it("create and rotate: a read-back failing after the write still answers 201 with the secret once and the record as written; the 503 to onError, no secret in it", async () => {
     const storage = new ReadFailsAfterWrite();
     const { call, service, errors, reader } = await setup({}, storage);

@@ -13,6 +13,7 @@ import {
   createSafeFetch,
   type SafeFetchOptions,
 } from "../../../safe_response/fetch/safe_response.fetch.ts";
+import { readJsonBody } from "../../../safe_response/fetch/read_json_body.ts";
 
 // deno-lint-ignore no-explicit-any
 type Bag = Record<string, any>;
@@ -98,6 +99,23 @@ describe("createSafeFetch route: successes", () => {
     assert.deepEqual(body.meta.sort, { field: "name", order: "asc" });
     assert.deepEqual(body.meta.filters, { status: "active" });
     assert.deepEqual(body.meta.fields, ["id", "name"]);
+  });
+
+  it("selects fields in a posted value of 50,000 nested arrays as it sends it whole: a 200, nothing logged", async () => {
+    const { safe, lines } = safeWith();
+    const echo = safe.route({ fieldSelection: true }, async (request) => ({
+      id: 1,
+      tags: await readJsonBody(request),
+    }));
+    const nested = (inner: string) => "[".repeat(50_000) + inner + "]".repeat(50_000);
+    const post = (query: string) =>
+      echo(at(`/echo${query}`, { method: "POST", body: nested('{"id":2,"secret":"s"}') }));
+    const whole = await read(await post(""));
+    assert.equal(whole.status, 200);
+    const picked = await post("?fields=id,tags.id");
+    assert.equal(picked.status, 200);
+    assert.ok((await picked.text()).includes(`"data":{"id":1,"tags":${nested('{"id":2}')}}`));
+    assert.deepEqual(lines, []);
   });
 
   it("adds cursor pagination", async () => {

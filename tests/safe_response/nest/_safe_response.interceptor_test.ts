@@ -208,6 +208,41 @@ for (const adapter of ADAPTERS) {
   });
 }
 
+/** A stored value of 50,000 nested arrays (100 KB of `[`/`]`) around an item. */
+let STORED: unknown = { id: 2, secret: "s" };
+for (let level = 0; level < 50_000; level++) STORED = [STORED];
+
+@Controller("stored")
+class StoredController {
+  @Get()
+  get() {
+    return { id: 1, tags: STORED };
+  }
+}
+
+@Module({
+  imports: [SafeResponseModule.register({ timestamp: false, fieldSelection: true })],
+  controllers: [StoredController],
+})
+class StoredModule {}
+
+describe("field selection through stored deep arrays", () => {
+  it("answers ?fields= over 50,000 nested arrays with a 200, as without it, and logs nothing", async () => {
+    const logger = new CapturingLogger();
+    const { url, close } = await boot(StoredModule, "express", { logger });
+    try {
+      const nested = (inner: string) => "[".repeat(50_000) + inner + "]".repeat(50_000);
+      assert.equal((await getJson(url, "/stored")).status, 200);
+      const picked = await fetch(`${url}/stored?fields=id,tags.id`);
+      assert.equal(picked.status, 200);
+      assert.ok((await picked.text()).includes(`"data":{"id":1,"tags":${nested('{"id":2}')}}`));
+      assert.deepEqual(logger.find("error", ""), []);
+    } finally {
+      await close();
+    }
+  });
+});
+
 describe("the interceptor outside HTTP", () => {
   it("leaves RPC results untouched", async () => {
     const interceptor = new SafeResponseInterceptor(
