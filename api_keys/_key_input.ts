@@ -11,11 +11,11 @@ import {
   failTime,
   instantProblem,
   requireDuration,
-  requireKeyName,
   requireNonEmptyString,
   requireObjectOf,
   requirePrintable,
 } from "./_input.ts";
+import { requireKeyName } from "./_key_name.ts";
 import { serviceAllowedIpCidrs } from "./ip_allowlist.ts";
 import type { KeyLayouts } from "./key_format.ts";
 import { flattenScopes } from "./scopes.ts";

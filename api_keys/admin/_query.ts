@@ -8,13 +8,8 @@
  *
  * @module
  */
-import {
-  fail,
-  fitsCodePoints,
-  instantProblem,
-  MAX_KEY_ID_LENGTH,
-  storableTextProblem,
-} from "../_input.ts";
+import { fail, instantProblem, MAX_KEY_ID_LENGTH, storableTextProblem } from "../_input.ts";
+import { fitsCodePoints } from "../_key_name.ts";
 import { checkUsageWindow } from "../metering/_usage_window.ts";
 import type { ApiKeyPageSort, ApiKeyPageStatus, ListApiKeyPageOptions } from "../storage/types.ts";
 import type { PagePosition } from "../storage/_paging.ts";

@@ -5,7 +5,8 @@
  * @module
  */
 import { serviceAllowedIpCidrs } from "../ip_allowlist.ts";
-import { actorProblem, fail, requireKeyName } from "../_input.ts";
+import { actorProblem, fail } from "../_input.ts";
+import { requireKeyName } from "../_key_name.ts";
 import { ApiKeyOperationError, ApiKeyStorageError, ApiKeyValidationError } from "../errors.ts";
 import { errorResponse, jsonResponse, optionalFunction, positiveInteger } from "../leaks/_core.ts";
 import { serviceHooks } from "../_service_hooks.ts";
