@@ -165,7 +165,6 @@ class AuditController extends OpsController {}
 const UNGUARDED: [Type, string, string][] = [
   [OrdersController, "/orders", "OrdersController.list"],
   [LiveController, "/live", "LiveController.index"],
-  [LimitedController, "/limited", "LimitedController.count"],
   [ReportsController, "/reports", "ReportsController.reports"],
 ];
 
@@ -211,12 +210,14 @@ describe("ApiKeysModule's check that ApiKeysGuard covers the routes with require
     it(`warns once at start-up, naming each route no ApiKeysGuard covers, and how to install it (${platform})`, async () => {
       const controllers = [
         ...UNGUARDED.map(([controller]) => controller),
+        LimitedController,
         ...GUARDED.map(([c]) => c),
       ];
       const paths = [
         "/orders",
         "/orders/open",
         "/orders/public",
+        "/limited",
         ...GUARDED.map(([, path]) => path),
       ];
       const { warned, statuses } = await keylessStatuses(
@@ -229,9 +230,11 @@ describe("ApiKeysModule's check that ApiKeysGuard covers the routes with require
       for (const [, path] of GUARDED) assert.equal(statuses[path], 401, path);
       assert.equal(warned.length, 1, warned.join("\n"));
       const [line] = warned;
-      assert.match(line, /4 routes/);
+      assert.match(line, /3 routes/);
       for (const [, , name] of UNGUARDED) assert.ok(line.includes(name), `${name} in: ${line}`);
-      assert.doesNotMatch(line, /OrdersController\.(open|skipped)|Guarded/);
+      // RateLimit(false) only turns counting off: it asks nothing of a key.
+      assert.equal(statuses["/limited"], 200);
+      assert.doesNotMatch(line, /OrdersController\.(open|skipped)|Guarded|LimitedController/);
       assert.match(line, /served without any key check/);
       assert.match(line, /\{ provide: APP_GUARD, useExisting: ApiKeysGuard \}/);
       assert.match(line, /@UseGuards\(ApiKeysGuard\)/);
@@ -345,7 +348,8 @@ describe("SkipApiKey on a controller yields to a requirement nearer the route (f
       try {
         const keyless = async (path: string) => (await running.request(path)).status;
         assert.equal(await keyless("/ops/health"), 200);
-        for (const path of ["/ops/purge", "/ops/live", "/ops/limited", "/audit/health"]) {
+        assert.equal(await keyless("/ops/limited"), 200); // RateLimit(false) asks nothing of a key
+        for (const path of ["/ops/purge", "/ops/live", "/audit/health"]) {
           assert.equal(await keyless(path), 401, path);
         }
         const admin = await issue(running.service, {
@@ -359,7 +363,6 @@ describe("SkipApiKey on a controller yields to a requirement nearer the route (f
         assert.equal(await status("/ops/purge", reader.key), 403);
         assert.equal(await status("/ops/live", admin.key), 200);
         assert.equal(await status("/ops/live", reader.key), 403);
-        assert.equal(await status("/ops/limited", reader.key), 200);
         assert.equal(await status("/audit/health", admin.key), 200);
         assert.equal(await status("/audit/health", reader.key), 403);
       } finally {
@@ -375,11 +378,11 @@ describe("SkipApiKey on a controller yields to a requirement nearer the route (f
     );
     assert.deepEqual(statuses, { "/ops/health": 200 });
     assert.equal(warned.length, 1, warned.join("\n"));
-    assert.match(warned[0], /3 routes/);
-    for (const name of ["OpsController.purge", "OpsController.live", "OpsController.limited"]) {
+    assert.match(warned[0], /2 routes/);
+    for (const name of ["OpsController.purge", "OpsController.live"]) {
       assert.ok(warned[0].includes(name), `${name} in: ${warned[0]}`);
     }
-    assert.doesNotMatch(warned[0], /OpsController\.health/);
+    assert.doesNotMatch(warned[0], /OpsController\.(health|limited)/);
   });
 });
 
@@ -403,9 +406,8 @@ describe("routeRequirementsOf and unguardedRoutesLine", () => {
     assert.deepEqual(routeRequirementsOf(reflector, prototype.live, OpsController), {
       requiredEnvironment: "live",
     });
-    assert.deepEqual(routeRequirementsOf(reflector, prototype.limited, OpsController), {
-      rateLimits: false,
-    });
+    // RateLimit(false) asks nothing of a key, so the skip stays the nearest.
+    assert.equal(routeRequirementsOf(reflector, prototype.limited, OpsController), undefined);
     assert.deepEqual(routeRequirementsOf(reflector, prototype.health, AuditController), {
       requiredScope: { resource: "audit", level: "read" },
     });
@@ -418,6 +420,31 @@ describe("routeRequirementsOf and unguardedRoutesLine", () => {
       routeRequirementsOf(reflector, OrdersController.prototype.skipped, LiveController),
       undefined,
     );
+  });
+
+  it("takes SkipApiKey beside RateLimit(false), which asks nothing of a key, on one method or class", () => {
+    @SkipApiKey()
+    @RateLimit(false)
+    class Quiet {
+      @SkipApiKey()
+      @RateLimit(false)
+      a() {}
+      @RateLimit(false)
+      @SkipApiKey()
+      b() {}
+    }
+    const reflector = new Reflector();
+    assert.equal(routeRequirementsOf(reflector, Quiet.prototype.a, Quiet), undefined);
+    assert.equal(routeRequirementsOf(reflector, Quiet.prototype.b, Quiet), undefined);
+    // Policy names or a cost do ask of a key: still a clash.
+    for (const limit of [RateLimit("hourly"), RateLimit(undefined, { cost: 2 })]) {
+      class Counted {}
+      limit(Counted);
+      assert.throws(
+        () => SkipApiKey()(Counted),
+        /SkipApiKey\(\) on Counted: it already has RateLimit/,
+      );
+    }
   });
 
   it("names at most five routes, then how many more, and how to install the guard", () => {

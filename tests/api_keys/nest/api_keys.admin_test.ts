@@ -6,18 +6,29 @@
 import "reflect-metadata";
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { Module, UseGuards } from "@nestjs/common";
-import { NestFactory } from "@nestjs/core";
+import {
+  type CanActivate,
+  type ExecutionContext,
+  Injectable,
+  Module,
+  UseGuards,
+} from "@nestjs/common";
+import { APP_GUARD, NestFactory } from "@nestjs/core";
 import { ApiKeysModule } from "../../../api_keys/nest/api_keys.module.ts";
 import { ApiKeysGuard, getApiKeyContext } from "../../../api_keys/nest/api_keys.guard.ts";
-import { RequireScope } from "../../../api_keys/nest/api_keys.decorators.ts";
-import { createApiKeysAdminController } from "../../../api_keys/nest/api_keys.admin.ts";
+import { RequireScope, SkipApiKey } from "../../../api_keys/nest/api_keys.decorators.ts";
+import {
+  type AdminHttpRequest,
+  createApiKeysAdminController,
+} from "../../../api_keys/nest/api_keys.admin.ts";
 import { ApiKeysService } from "../../../api_keys/service.ts";
 import { createRateLimiter } from "../../../rate_limits/limiter.ts";
 import {
+  appModule,
   boot,
   guardedAdminController,
   moduleOptions,
+  moduleWarnings,
   PLATFORMS,
   type RunningApp,
 } from "./test_app.ts";
@@ -362,5 +373,61 @@ describe("createApiKeysAdminController without ApiKeysModule", () => {
         "createApiKeysAdminController: no ApiKeysService (pass options.service or import ApiKeysModule)",
       ),
     );
+  });
+});
+
+describe("createApiKeysAdminController behind a session login (settings-page.md's Nest app)", () => {
+  /** The app's own login: every request is user u_1 of acme. */
+  @Injectable()
+  class SessionGuard implements CanActivate {
+    canActivate(context: ExecutionContext): boolean {
+      context.switchToHttp().getRequest<{ user?: object }>().user = { orgId: "acme" };
+      return true;
+    }
+  }
+  const sessionAdmin = (decorators: ClassDecorator[]) =>
+    createApiKeysAdminController<AdminHttpRequest & { user?: { orgId: string } }>({
+      path: "account/api-keys",
+      decorators,
+      scopes: ["projects:read"],
+      tenantOf: (request) => request.user?.orgId,
+      actorOf: () => "user:u_1",
+      canManage: () => true,
+      policy: () => null,
+    });
+
+  for (const platform of PLATFORMS) {
+    it(`under a global ApiKeysGuard, SkipApiKey() leaves the routes to the session (${platform})`, async () => {
+      // The controller's own "not counted" RateLimit(false) asks nothing of a key.
+      const Admin = sessionAdmin([SkipApiKey(), UseGuards(SessionGuard)]);
+      const warned = await moduleWarnings(async () => {
+        const running = await boot(
+          appModule(ApiKeysModule.forRoot(moduleOptions()), [Admin], [
+            { provide: APP_GUARD, useExisting: ApiKeysGuard },
+          ]),
+          platform,
+        );
+        try {
+          const { status, body } = await running.request("/account/api-keys/config");
+          assert.equal(status, 200, JSON.stringify(body));
+        } finally {
+          await running.close();
+        }
+      });
+      assert.deepEqual(warned, []);
+    });
+  }
+
+  it("without any ApiKeysGuard, logs no start-up warning: its routes ask nothing of a key", async () => {
+    const warned = await moduleWarnings(async () => {
+      const running = await boot(
+        appModule(ApiKeysModule.forRoot(moduleOptions()), [
+          sessionAdmin([UseGuards(SessionGuard)]),
+        ]),
+        "express",
+      );
+      await running.close();
+    });
+    assert.deepEqual(warned, []);
   });
 });
