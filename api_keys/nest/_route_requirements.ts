@@ -30,10 +30,28 @@ const REQUIREMENT_DECORATORS: readonly [string, string][] = [
   [API_KEYS_RATE_LIMIT_METADATA, "RateLimit"],
 ];
 
-/** The requirement decorators (`RequireScope`, ...) on `target` itself: a method or a class. */
+/**
+ * Whether `requirements` ask anything of a key: a scope, an environment, policies or a cost to
+ * count. `RateLimit(false)` alone (the admin controller's default) only turns counting off.
+ */
+export function asksOfKey(requirements: RouteRequirements): boolean {
+  return requirements.requiredScope !== undefined ||
+    requirements.requiredEnvironment !== undefined ||
+    (requirements.rateLimits !== false &&
+      (requirements.rateLimits !== undefined || requirements.cost !== undefined));
+}
+
+/**
+ * The requirement decorators (`RequireScope`, ...) on `target` itself, a method or a class, that
+ * ask something of a key (`asksOfKey`).
+ */
 export function ownRequirements(target: object): string[] {
-  return REQUIREMENT_DECORATORS.filter(([key]) => Reflect.getOwnMetadata(key, target) !== undefined)
-    .map(([, name]) => name);
+  return REQUIREMENT_DECORATORS.filter(([key]) => {
+    const value = Reflect.getOwnMetadata(key, target);
+    return key === API_KEYS_RATE_LIMIT_METADATA
+      ? value !== undefined && asksOfKey(value)
+      : value !== undefined;
+  }).map(([, name]) => name);
 }
 
 /**
@@ -156,7 +174,7 @@ export function unguardedRoutes(
     for (const [name, handler] of routeHandlers(controller)) {
       if (guardedByMetadata(guard, handler)) continue;
       const requirements = routeRequirementsOf(reflector, handler, controller);
-      if (requirements !== undefined && Object.keys(requirements).length > 0) {
+      if (requirements !== undefined && asksOfKey(requirements)) {
         found.push(`${controller.name}.${name}`);
       }
     }

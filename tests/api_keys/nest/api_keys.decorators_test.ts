@@ -68,7 +68,7 @@ describe("SkipApiKey beside a requirement", () => {
   const REQUIREMENTS: [string, () => MethodDecorator & ClassDecorator][] = [
     ["RequireScope", () => RequireScope("admin", "write")],
     ["RequireEnvironment", () => RequireEnvironment("live")],
-    ["RateLimit", () => RateLimit(false)],
+    ["RateLimit", () => RateLimit("hourly")],
   ];
   for (const [name, requirement] of REQUIREMENTS) {
     it(`refuses SkipApiKey and ${name} on the same method or class, in either order`, () => {
