@@ -40,22 +40,56 @@ const REFUSAL_INDEX: Readonly<Record<string, number>> = Object.freeze(
 
 /** `Pending.lastUsed` of a row with no accepted request (every offset in an hour is above it). */
 const NEVER_USED = -HOUR_MS;
+/** Most distinct times of accepted requests that may be taken back one row keeps (`Pending.open`). */
+export const OPEN_TIMES = 8;
 
 /** Counts of one key in one hour, not yet stored. */
 class Pending {
   accepted = 0;
   cost = 0;
   /**
-   * The last accepted request, in ms from `bucketMs` (a small integer, kept in
+   * The last accepted request never taken back, in ms from `bucketMs` (a small integer, kept in
    * the object: a timestamp would be a boxed number, one more memory read per request).
    */
   lastUsed = NEVER_USED;
-  /** Accepted requests at `lastUsed` (a refused one takes its time back only once none is left). */
-  atLastUsed = 0;
+  /**
+   * The accepted requests a later check may take back (`refusedInstead`): their latest
+   * `OPEN_TIMES` distinct times (offsets as `lastUsed`), ascending, each followed by its count
+   * (at most the requests of that time still accepted). An earlier time is not kept: it may be
+   * missing from `lastUsedAt`, which is never a refused request's time.
+   */
+  open: number[] | undefined;
   readonly refused: number[] = new Array(API_KEY_USAGE_REFUSALS.length).fill(0);
   constructor(readonly keyId: string, readonly tenantId: string, readonly bucketMs: number) {}
 
+  /** Keeps an accepted request at `offset` that may be taken back (see `open`). */
+  keep(offset: number): void {
+    const open = this.open ??= [];
+    const i = this.#after(offset);
+    if (open[i - 2] === offset) open[i - 1]++;
+    else if (open.length < 2 * OPEN_TIMES) open.splice(i, 0, offset, 1);
+    else if (i > 0) { // the earliest time kept leaves
+      open.splice(i, 0, offset, 1);
+      open.splice(0, 2);
+    }
+  }
+
+  /** Takes back an accepted request at `offset` that `keep` kept (nothing when it was not kept). */
+  release(offset: number): void {
+    const i = this.#after(offset);
+    if (this.open?.[i - 2] === offset && --this.open[i - 1] === 0) this.open.splice(i - 2, 2);
+  }
+
+  /** Where in `open` the times after `offset` start (searched from the latest). */
+  #after(offset: number): number {
+    const open = this.open ?? [];
+    let i = open.length;
+    while (i > 0 && open[i - 2] > offset) i -= 2;
+    return i;
+  }
+
   toRow(): ApiKeyUsageRow {
+    const lastUsed = Math.max(this.lastUsed, this.open?.at(-2) ?? NEVER_USED);
     const row: ApiKeyUsageRow = {
       ...zeroCounts(),
       keyId: this.keyId,
@@ -63,12 +97,15 @@ class Pending {
       bucket: new Date(this.bucketMs),
       accepted: this.accepted,
       cost: this.cost,
-      lastUsedAt: this.lastUsed === NEVER_USED ? null : new Date(this.bucketMs + this.lastUsed),
+      lastUsedAt: lastUsed === NEVER_USED ? null : new Date(this.bucketMs + lastUsed),
     };
     API_KEY_USAGE_REFUSALS.forEach((code, i) => row.refused[code] = this.refused[i]);
     return row;
   }
 }
+
+/** The row an accepted count is in, for `UsageRecorder.refusedInstead` (opaque to callers). */
+export type CountedRow = Pending;
 
 /** The rows of one UTC hour waiting for a flush, by key (oldest key first). */
 interface Hour {
@@ -168,20 +205,23 @@ export class UsageRecorder {
   /**
    * Counts an accepted request of `cost` units and its `lastUsedAt`, at `nowMs`:
    * the request's one time, which the verify flow hands (no clock read here).
-   * Returns the row's `lastUsedAt` before it, for `refusedInstead` (an offset, opaque).
+   * `takeBack`: a later check may refuse it (`refusedInstead`). Returns its row, for that.
    */
-  accepted(keyId: string, tenantId: string, cost: number, nowMs: number): number {
+  accepted(
+    keyId: string,
+    tenantId: string,
+    cost: number,
+    nowMs: number,
+    takeBack = false,
+  ): CountedRow {
     const entry = this.#entry(keyId, tenantId, nowMs);
     entry.accepted++;
     entry.cost = plus(entry.cost, cost);
+    const offset = nowMs - entry.bucketMs;
+    if (takeBack) entry.keep(offset);
     // The latest time, also when the clock stepped back.
-    const before = entry.lastUsed;
-    const lastUsed = nowMs - entry.bucketMs;
-    if (lastUsed > before) {
-      entry.lastUsed = lastUsed;
-      entry.atLastUsed = 1;
-    } else if (lastUsed === before) entry.atLastUsed++;
-    return before;
+    else if (offset > entry.lastUsed) entry.lastUsed = offset;
+    return entry;
   }
 
   /**
@@ -199,34 +239,26 @@ export class UsageRecorder {
   }
 
   /**
-   * Takes back an accepted request of `cost` counted at `nowMs` that a later check of the same
-   * request refused with `code`, so that the request counts one outcome: while the key's row of
-   * that hour waits for a flush, the accepted count and its cost leave it, and the refusal is
-   * counted in it. Its time leaves the row's `lastUsedAt` when it is that and no other accepted
-   * request of that time is left: the row's `lastUsedAt` is then `before`, what `accepted`
-   * answered for it (none with no accepted request left). A row a write took is never changed (a
-   * retried write is sent as it was): then nothing is counted, the request stays counted once,
-   * accepted.
+   * Takes back an accepted request of `cost` counted at `nowMs` in `row` (`accepted` with
+   * `takeBack`) that a later check of the same request refused with `code`, so that the request
+   * counts one outcome: while that row waits for a flush, the accepted count and its cost leave
+   * it, its time leaves its `lastUsedAt` (the latest of the accepted requests left, see
+   * `Pending.open`), and the refusal is counted in it. A row a flush took (or dropped) is never
+   * changed, nor is a newer row of its key and hour: then nothing is counted, the request stays
+   * counted once, accepted.
    */
   refusedInstead(
-    keyId: string,
+    row: CountedRow,
     code: ApiKeyUsageRefusalCode,
     cost: number,
     nowMs: number,
-    before: number,
   ): void {
-    const bucketMs = nowMs - (nowMs % HOUR_MS);
-    const hour = this.#hours[this.#indexOf(bucketMs)];
-    const entry = hour?.bucketMs === bucketMs ? hour.rows.get(keyId) : undefined;
-    if (entry === undefined || entry.accepted === 0 || entry.cost < cost) return;
-    entry.accepted--;
-    entry.cost -= cost;
-    if (entry.accepted === 0) entry.lastUsed = NEVER_USED;
-    else if (entry.lastUsed === nowMs - bucketMs && --entry.atLastUsed === 0) {
-      entry.lastUsed = before;
-      entry.atLastUsed = 1;
-    }
-    entry.refused[REFUSAL_INDEX[code]]++;
+    const hour = this.#hours[this.#indexOf(row.bucketMs)];
+    if (hour?.rows.get(row.keyId) !== row || row.accepted === 0 || row.cost < cost) return;
+    row.accepted--;
+    row.cost -= cost;
+    row.release(nowMs - row.bucketMs);
+    row.refused[REFUSAL_INDEX[code]]++;
   }
 
   /**

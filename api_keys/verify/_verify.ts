@@ -36,6 +36,7 @@ import type {
   Environment,
 } from "../types.ts";
 import type { ApiKeyUsageRefusalCode } from "../metering/usage.ts";
+import type { CountedRow } from "../metering/_usage.ts";
 
 /** What is known of the key at a failure (only after the secret matched). */
 interface KnownKey {
@@ -171,8 +172,8 @@ interface ChargedRequest extends Charge {
   readonly context: ApiKeyContext;
   /** The time its accepted usage count is at (with `usage`), until a later check refuses it. */
   countedAt: number | undefined;
-  /** What `UsageRecorder.accepted` answered for its count: `lastUsedAt` before it. */
-  readonly lastUsedBefore: number;
+  /** The usage row its accepted count is in (with `usage`), for `UsageRecorder.refusedInstead`. */
+  readonly countedIn: CountedRow | undefined;
   readonly pending?: undefined;
 }
 
@@ -572,9 +573,10 @@ export class VerifyFlow {
       }
     }
     if (first) this.#firstUse.seen(context.keyId, at!);
-    let lastUsedBefore = 0;
+    let countedIn: CountedRow | undefined;
     if (s.usage !== undefined) {
-      lastUsedBefore = s.usage.accepted(context.keyId, context.tenantId, cost, at!);
+      const { keyId, tenantId } = context;
+      countedIn = s.usage.accepted(keyId, tenantId, cost, at!, chargedKey !== undefined);
     } else this.#touchLastUsed(context.keyId, verifiedAt, at);
     if (chargedKey !== undefined) {
       this.#charged.set(options.request as object, {
@@ -583,7 +585,7 @@ export class VerifyFlow {
         rateLimits: options.rateLimits,
         context: limited,
         countedAt: s.usage === undefined ? undefined : at,
-        lastUsedBefore,
+        countedIn,
       });
     }
     this.#authorizationMetric(start, "success", context.environment, context.tenantId);
@@ -610,8 +612,7 @@ export class VerifyFlow {
       const refusal = code as ApiKeyUsageRefusalCode;
       if (charged === undefined) usage.refused(context.keyId, context.tenantId, refusal, at!);
       else if (charged.countedAt !== undefined) {
-        const { cost, countedAt, lastUsedBefore } = charged;
-        usage.refusedInstead(context.keyId, refusal, cost ?? 1, countedAt, lastUsedBefore);
+        usage.refusedInstead(charged.countedIn!, refusal, charged.cost ?? 1, charged.countedAt);
       }
     }
     this.#denied(code, outcome ?? "error", start, at, context.environment, context.tenantId);

@@ -3,6 +3,8 @@ import assert from "node:assert/strict";
 import { existsSync, readFileSync } from "node:fs";
 import {
   compileUsage,
+  type CountedRow,
+  OPEN_TIMES,
   readUsage,
   readUsageOfKeys,
   UsageRecorder,
@@ -318,13 +320,13 @@ describe("UsageRecorder", () => {
     usage.accepted("k", "t", 1, T);
     await usage.flush();
     assert.equal(rowsOf(writes).length, 2);
-    let before = 0;
+    let row: CountedRow | undefined;
     for (let i = 0; i < 5; i++) {
-      before = usage.accepted("k", "t", 1, T - 10 + i); // 10:59:59.99x, after the flush
+      row = usage.accepted("k", "t", 1, T - 10 + i, true); // 10:59:59.99x, after the flush
       usage.accepted("k", "t", 1, T + 10 + i);
     }
     assert.equal(usage.pendingRows, 2);
-    usage.refusedInstead("k", "api_key_rate_limited", 1, T - 6, before); // the last, taken back
+    usage.refusedInstead(row!, "api_key_rate_limited", 1, T - 6); // the last, taken back
     await usage.close();
     assert.deepEqual(
       rowsOf(writes).slice(2).map((r) => [
@@ -334,6 +336,78 @@ describe("UsageRecorder", () => {
         r.lastUsedAt?.getTime(),
       ]),
       [[T - HOUR, 4, 1, T - 7], [T, 5, 0, T + 14]],
+    );
+  });
+
+  it("takes back in any order: lastUsedAt is the latest accepted request left, none with no accepted request left", async () => {
+    const { access, writes } = fakeAccess();
+    const usage = recorder(access, { now: T0 });
+    usage.accepted("k", "t", 1, T0 + 5); // never taken back
+    const a = usage.accepted("k", "t", 1, T0 + 7, true);
+    const b = usage.accepted("k", "t", 1, T0 + 9, true);
+    usage.accepted("k", "t", 1, T0 + 9, true); // a second request at B's time
+    usage.refusedInstead(a, "api_key_scope_insufficient", 1, T0 + 7);
+    usage.refusedInstead(b, "api_key_scope_insufficient", 1, T0 + 9);
+    usage.accepted("m", "t", 1, T0 + 3);
+    const m = usage.accepted("m", "t", 1, T0 + 7, true);
+    usage.accepted("m", "t", 1, T0 + 9, true);
+    usage.refusedInstead(m, "api_key_scope_insufficient", 1, T0 + 7); // the earlier one first
+    usage.refusedInstead(m, "api_key_scope_insufficient", 1, T0 + 9);
+    await usage.flush();
+    usage.accepted("j", "t", 1, T0 + 3, true);
+    const c = usage.accepted("j", "t", 1, T0 + 4, true);
+    usage.refusedInstead(c, "api_key_rate_limited", 1, T0 + 3); // the earlier one, then the later
+    usage.refusedInstead(c, "api_key_rate_limited", 1, T0 + 4);
+    await usage.close();
+    assert.deepEqual(
+      rowsOf(writes).map((r) => [r.keyId, r.accepted, r.lastUsedAt?.getTime() ?? null]),
+      [["k", 2, T0 + 9], ["m", 1, T0 + 3], ["j", 0, null]],
+    );
+  });
+
+  it(`past ${OPEN_TIMES} times that may be taken back, an earlier one is not kept: lastUsedAt may be older than the latest accepted request, never a refused one's`, async () => {
+    const { access, writes } = fakeAccess();
+    const usage = recorder(access, { now: T0 });
+    usage.accepted("k", "t", 1, T0 + 1); // never taken back
+    const k = usage.accepted("k", "t", 1, T0 + 2, true); // not kept past the bound
+    for (let i = 0; i < OPEN_TIMES; i++) usage.accepted("k", "t", 1, T0 + 10 + i, true);
+    for (let i = 0; i < OPEN_TIMES; i++) {
+      usage.refusedInstead(k, "api_key_scope_insufficient", 1, T0 + 10 + i);
+    }
+    const j = usage.accepted("j", "t", 1, T0 + 2, true);
+    for (let i = 0; i <= OPEN_TIMES; i++) usage.accepted("j", "t", 1, T0 + 10 + i, true);
+    for (let i = 0; i <= OPEN_TIMES; i++) {
+      usage.refusedInstead(j, "api_key_scope_insufficient", 1, T0 + 10 + i); // +10: not kept
+    }
+    await usage.close();
+    assert.deepEqual(
+      rowsOf(writes).map((r) => [r.keyId, r.accepted, r.lastUsedAt?.getTime() ?? null]),
+      [["j", 1, null], ["k", 2, T0 + 1]],
+    );
+  });
+
+  it("refusedInstead changes only the row the request was counted in: nothing once a flush took it or the bound dropped it", async () => {
+    const { access, writes } = fakeAccess();
+    const usage = recorder(access, { now: T0 }, { maxPendingKeys: 1 });
+    const written = usage.accepted("k", "t", 2, T0 + 10, true);
+    await usage.flush();
+    usage.accepted("k", "t", 3, T0 + 15); // a new row of the same key and hour
+    usage.refusedInstead(written, "api_key_scope_insufficient", 2, T0 + 10);
+    await usage.flush();
+    const dropped = usage.accepted("j", "t", 2, T0 + 20, true);
+    usage.accepted("x", "t", 4, T0 + 25); // j's row dropped
+    usage.accepted("j", "t", 5, T0 + 30); // x's row dropped, a new row of j
+    usage.refusedInstead(dropped, "api_key_scope_insufficient", 2, T0 + 20);
+    await usage.close();
+    assert.deepEqual(
+      rowsOf(writes).map((r) => [
+        r.keyId,
+        r.accepted,
+        r.cost,
+        r.refused.api_key_scope_insufficient,
+        r.lastUsedAt?.getTime(),
+      ]),
+      [["k", 1, 2, 0, T0 + 10], ["k", 1, 3, 0, T0 + 15], ["j", 1, 5, 0, T0 + 30]],
     );
   });
 

@@ -1404,6 +1404,49 @@ describe("VerifyFlow: one charge per request and service", () => {
     assert.equal(after.cost, 2);
   });
 
+  it("later checks refusing charged requests in any order leave lastUsedAt at the latest request still accepted (docs/api-keys.md)", async () => {
+    const write = { resource: "orders", level: "write" } as const;
+    for (const apartMs of [1_000, 0]) {
+      const { service, storage, clocks } = makeService({ usage: { flushIntervalMs: 3_600_000 } });
+      const { id, key } = await service.create({ tenantId: "t1", name: "k", scopes: READ_ORDERS });
+      clocks.advance(60_000);
+      await service.authorize(key); // C, accepted for good
+      const acceptedAt = clocks.now;
+      const [a, b] = [{}, {}];
+      clocks.advance(1_000);
+      await service.authorize(key, { request: a });
+      clocks.advance(apartMs);
+      await service.authorize(key, { request: b });
+      for (const request of [a, b]) { // the earlier one refused first
+        await rejection(service.authorize(key, { request, requiredScope: write }));
+      }
+      await service.close();
+      assert.equal(
+        (await storage.findById(id))!.lastUsedAt?.getTime(),
+        acceptedAt,
+        `C's time, not a refused one's (A and B ${apartMs} ms apart)`,
+      );
+    }
+  });
+
+  it("a later check refusing a charged request whose count a flush wrote takes nothing back, neither from a newer row of the same key and hour (docs/api-keys.md)", async () => {
+    const { service, clocks } = makeService({ usage: { flushIntervalMs: 3_600_000 } });
+    const { id, key } = await service.create({ tenantId: "t1", name: "k", scopes: READ_ORDERS });
+    const request = {};
+    await service.authorize(key, { request, cost: 2 }); // A
+    await service.close(); // writes A's count
+    clocks.advance(1_000);
+    await service.authorize(key, { request: {}, cost: 3 }); // D, same hour
+    const write = { resource: "orders", level: "write" } as const;
+    await rejection(service.authorize(key, { request, cost: 2, requiredScope: write }));
+    await service.close();
+    const window = { keyId: id, from: new Date(clocks.now), to: new Date(clocks.now + 3_600_000) };
+    const [hour] = await service.usage("t1", { ...window, granularity: "hour" });
+    assert.equal(hour.accepted, 2, "A stays accepted (written), D accepted");
+    assert.equal(hour.cost, 5);
+    assert.equal(hour.refused.api_key_scope_insufficient, 0, "A counts one outcome");
+  });
+
   it("concurrent authorizations of the same request with the same charge spend once (a key not yet cached)", async () => {
     const { service, key, events, outcomes } = await chargedSetup();
     const request = {};
