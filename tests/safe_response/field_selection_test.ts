@@ -141,10 +141,12 @@ describe("selectFields", () => {
     assert.equal(Object.hasOwn(picked, "secret"), false);
   });
 
-  it("walks 50,000 nested arrays (stored data, not the selection) without recursion, selecting the objects inside", () => {
+  it("walks 3,000 nested arrays (stored data, not the selection) without recursion, selecting the objects inside", () => {
+    // Past the recursion of before (about 1,800 levels); within what Node 20's JSON.stringify sends
+    // (about 4,000 levels; Deno's has no such bound).
     let data: unknown = [{ id: 1, secret: "s" }, "x"];
     let expected: unknown = [{ id: 1 }, "x"];
-    for (let level = 0; level < 50_000; level++) [data, expected] = [[data], [expected]];
+    for (let level = 0; level < 3_000; level++) [data, expected] = [[data], [expected]];
     assert.equal(
       JSON.stringify(select({ id: 7, tags: data }, "id,tags.id")),
       JSON.stringify({ id: 7, tags: expected }),

@@ -101,13 +101,14 @@ describe("createSafeFetch route: successes", () => {
     assert.deepEqual(body.meta.fields, ["id", "name"]);
   });
 
-  it("selects fields in a posted value of 50,000 nested arrays as it sends it whole: a 200, nothing logged", async () => {
+  it("selects fields in a posted value of 3,000 nested arrays as it sends it whole: a 200, nothing logged", async () => {
     const { safe, lines } = safeWith();
     const echo = safe.route({ fieldSelection: true }, async (request) => ({
       id: 1,
       tags: await readJsonBody(request),
     }));
-    const nested = (inner: string) => "[".repeat(50_000) + inner + "]".repeat(50_000);
+    // Past the recursion of before (about 1,800 levels); Node 20's JSON.stringify sends about 4,000.
+    const nested = (inner: string) => "[".repeat(3_000) + inner + "]".repeat(3_000);
     const post = (query: string) =>
       echo(at(`/echo${query}`, { method: "POST", body: nested('{"id":2,"secret":"s"}') }));
     const whole = await read(await post(""));
