@@ -144,9 +144,10 @@ export function assertCredits(value: unknown, what: string): number {
 
 /**
  * Throws a `TypeError` (`<label>: unknown field \`x\` (known: ...)`) for the
- * first own key of `value` not in `known` (`kind` names it otherwise): the
- * one refusal of an unknown name of the component's options and inputs (a
- * rate-limit policy's fields).
+ * first enumerable key of `value`, own or inherited (a known one is read from
+ * the prototype too), not in `known` (`kind` names it otherwise): the one
+ * refusal of an unknown name of the component's options and inputs (a
+ * rate-limit policy's fields). A class's methods are not enumerable.
  *
  * @example
  * ```ts
@@ -164,8 +165,6 @@ export function assertKnownFields(
   // options and balances per call.
   next: for (const key in value) {
     for (let i = 0; i < known.length; i++) if (known[i] === key) continue next;
-    if (Object.hasOwn(value, key)) {
-      throw new TypeError(`${label}: unknown ${kind} \`${key}\` (known: ${known.join(", ")})`);
-    }
+    throw new TypeError(`${label}: unknown ${kind} \`${key}\` (known: ${known.join(", ")})`);
   }
 }

@@ -108,7 +108,7 @@ function compileOne(input: unknown, index: number): CompiledRateLimitPolicy {
 }
 
 /**
- * Validates and freezes a list of policies (1–16, distinct names: one name
+ * Validates and freezes a list of policies (1–16, none missing, distinct names: one name
  * counts one window, so a name listed twice with two windows is refused with
  * that reason; a field other than `name`, `limit`, `windowMs`, `cost` and
  * `subSecond` is refused, naming it). Call it once
@@ -136,8 +136,13 @@ export function compileRateLimitPolicies(
     throw new TypeError(`rate-limit policies must be a list of 1-${MAX_RATE_LIMIT_POLICIES}`);
   }
   const windows = new Map<string, number>();
-  const compiled = Object.freeze(input.map((policy, index) => {
-    const one = compileOne(policy, index);
+  const list: CompiledRateLimitPolicy[] = [];
+  // An index loop, not `map`: a hole (`[, policy]`) is refused, never compiled to nothing.
+  for (let index = 0; index < input.length; index++) {
+    if (!(index in input)) {
+      throw new TypeError(`rate-limit policy #${index} is missing (a hole in the list)`);
+    }
+    const one = compileOne(input[index], index);
     const other = windows.get(one.name);
     if (other !== undefined && other !== one.windowMs) {
       throw new TypeError(
@@ -147,8 +152,9 @@ export function compileRateLimitPolicies(
     }
     if (other !== undefined) throw new TypeError(`rate-limit policy "${one.name}" is listed twice`);
     windows.set(one.name, one.windowMs);
-    return one;
-  }));
+    list.push(one);
+  }
+  const compiled = Object.freeze(list);
   COMPILED.add(compiled);
   BY_INPUT.set(input, compiled);
   return compiled;

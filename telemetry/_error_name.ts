@@ -29,6 +29,9 @@ export function errorNameOf(error: unknown): string {
 /** Most characters `errorMessageOf` answers. */
 export const MESSAGE_MAX = 200;
 
+/** Most characters `errorMessageOf` reads (and hides credentials in) before its cut. */
+const HIDDEN_MAX = 4 * MESSAGE_MAX;
+
 /**
  * The message of a thrown value: its `message`, else its `code` (a system
  * error's `ECONNREFUSED`), else the value as text, a URL's user and password
@@ -47,9 +50,16 @@ export const MESSAGE_MAX = 200;
 export function errorMessageOf(error: unknown): string {
   try {
     const e = error as { message?: unknown; code?: unknown } | null | undefined;
-    // Cut after hiding: a cut inside credentials would leave them unmatched.
-    return String(e?.message || e?.code || error).slice(0, 4 * MESSAGE_MAX)
-      .replace(URL_TEXT, hideCredentials)
+    const text = String(e?.message || e?.code || error);
+    // Hidden in the first `HIDDEN_MAX` characters (linear time on any text), then cut to
+    // `MESSAGE_MAX`: a cut inside credentials would leave them unmatched. A URL running into the
+    // first cut may hold its `@` past it: all after its scheme hidden.
+    const end = text.length > HIDDEN_MAX ? HIDDEN_MAX : -1;
+    return text.slice(0, HIDDEN_MAX)
+      .replace(
+        URL_TEXT,
+        (url, scheme: string, at: number) => hideCredentials(url, scheme, at + url.length === end),
+      )
       .replace(CREDENTIAL, (_, query, pair) => `${query ?? pair}***`).slice(0, MESSAGE_MAX);
   } catch {
     return "unknown";
@@ -68,9 +78,11 @@ const URL_TEXT = /\b([a-z][a-z0-9+.-]{0,31}:\/\/)[^\s'"]*/gi;
  * password may hold `/`, `?`, `#` or `@` (most often the reason the driver
  * could not parse it). A URL without credentials but with a later `@`
  * (`/a@b`, `?u=a@b`) loses what comes before it: more hidden, never less, and
- * the part after the `@` kept.
+ * the part after the `@` kept. A URL `cut` short (its last `@` may be past the
+ * cut) is hidden whole after its scheme.
  */
-function hideCredentials(url: string, scheme: string): string {
+function hideCredentials(url: string, scheme: string, cut: boolean): string {
+  if (cut) return `${scheme}***`;
   const at = url.lastIndexOf("@");
   return at < 0 ? url : `${scheme}***${url.slice(at)}`;
 }
@@ -79,16 +91,22 @@ function hideCredentials(url: string, scheme: string): string {
 const KEY = String.raw`\w*(?:pass(?:word|wd)?|pwd|secret|token|api_?key)`;
 
 /**
- * A credential's name and `=` (kept), and its value (hidden): in a URL's query
- * (after `?` or `&`) up to the next `&`, space or quote (a `#` may be the
- * password's: hidden too); elsewhere (a libpq `key=value` connection string,
- * spaces allowed around `=`) a single-quoted value with its `\'` escapes (to
- * the end of the text if left open) or up to the next space or quote. The
- * name's `\w*` backtracks within its one word only, and the value runs once,
- * greedy, with nothing after it to backtrack for: linear in the text.
+ * A quoted value, single or double, whole with its `\'` / `\"` escapes (to the
+ * end of the text if left open).
+ */
+const QUOTED = String.raw`'(?:[^'\\]|\\[^])*'?|"(?:[^"\\]|\\[^])*"?`;
+
+/**
+ * A credential's name and `=` (kept), and its value (hidden): a quoted value
+ * (`QUOTED`); else in a URL's query (after `?` or `&`) up to the next `&`,
+ * space or quote (a `#` may be the password's: hidden too); elsewhere (a
+ * libpq `key=value` connection string, spaces allowed around `=`) up to the
+ * next space or quote. The name's `\w*` backtracks within its one word only,
+ * and the value runs once, greedy, with nothing after it to backtrack for:
+ * linear in the text.
  */
 const CREDENTIAL = new RegExp(
-  String.raw`([?&]${KEY}=)[^&\s'"]*|(\b${KEY}\s*=\s*)(?:'(?:[^'\\]|\\[^])*'?|[^\s'"]*)`,
+  String.raw`([?&]${KEY}=)(?:${QUOTED}|[^&\s'"]*)|(\b${KEY}\s*=\s*)(?:${QUOTED}|[^\s'"]*)`,
   "gi",
 );
 

@@ -75,6 +75,17 @@ describe("compileRateLimitPolicies", () => {
     });
   }
 
+  it("refuses a list with a hole (never a compiled list holding nothing there), naming its index", () => {
+    const api = { name: "api", limit: 1, windowMs: 1_000 };
+    for (const input of [[, api], [api, , api], new Array(3)]) {
+      assert.throws(
+        () => compileRateLimitPolicies(input as never),
+        /^TypeError: rate-limit policy #\d+ is missing \(a hole in the list\)$/,
+        String(input.length),
+      );
+    }
+  });
+
   it("compiles a list once per identity (an inline array reused per call), and again when a field changed", () => {
     const input = [{ name: "api", limit: 10, windowMs: 60_000 }];
     const first = compileRateLimitPolicies(input);

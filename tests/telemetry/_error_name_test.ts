@@ -62,6 +62,28 @@ describe("errorMessageOf: credentials", () => {
     assert.equal(errorMessageOf(new Error("user@example.com")), "user@example.com");
   });
 
+  it("hides a URL cut before its @ whole after its scheme, also when a hidden value before it shortens the text into the 200 shown", () => {
+    const token = "e".repeat(720);
+    for (let pad = 0; pad < 80; pad++) {
+      const text = `GET https://idp/x?access_token=${token} failed;${
+        " ".repeat(pad)
+      } redis://default:s3cretPassw0rd@cache:6379`;
+      const shown = errorMessageOf(new Error(text));
+      assert.ok(!shown.includes("s3cret") && !shown.includes("default"), `${pad}: ${shown}`);
+      assert.ok(shown.length <= 200);
+    }
+    // Cut inside a password holding @: nothing of it shown.
+    const cut = errorMessageOf(
+      new Error(`${"password=" + "p".repeat(770)} x redis://u:ab@cdefghijklmnopqr@h`),
+    );
+    assert.equal(cut, "password=*** x redis://***");
+    // A URL not cut keeps what follows its scheme.
+    assert.equal(
+      errorMessageOf(new Error(`token=${"t".repeat(700)} https://example.com/a`)),
+      "token=*** https://example.com/a",
+    );
+  });
+
   it("hides a password holding /, ?, #, + or @ (openssl rand -base64), up to the URL's last @, which keeps its host", () => {
     for (
       const password of ["hun/ter2", "hun?ter2", "hun#ter2", "Zk9/q+Hunter2=", "hun@ter2", "@/?#@"]
@@ -121,6 +143,9 @@ describe("errorMessageOf: credentials", () => {
           "postgresql://db/x?user=a&sslmode=require&passes=2&tokens=3",
         ],
         ["?token", "?token"],
+        // A quoted value, single or double, hidden whole.
+        [`redis://db?password="hun ter2" x`, `redis://db?password=*** x`],
+        [`redis://db?token='hun&ter2'&a=b`, `redis://db?token=***&a=b`],
       ]
     ) {
       assert.equal(errorMessageOf(new TypeError(text)), shown, text);
@@ -142,8 +167,13 @@ describe("errorMessageOf: credentials", () => {
           `connect to "host=db sslpassword=a&b#c port=5432" failed`,
           `connect to "host=db sslpassword=*** port=5432" failed`,
         ],
+        [
+          String.raw`host=db password="hun ter2" secret = "it\"s 'a'" dbname=x`,
+          "host=db password=*** secret = *** dbname=x",
+        ],
         // A quote left open (the message cut inside it) hides all that follows.
         ["host=db password='hun ter2 dbname=x", "host=db password=***"],
+        [`host=db password="hun ter2 dbname=x`, "host=db password=***"],
         // The server's own words, without a value, unchanged.
         [
           `password authentication failed for user "admin"`,
@@ -182,6 +212,9 @@ describe("errorMessageOf: credentials", () => {
         "a://".repeat(3e4),
         "a://@".repeat(3e4),
         "password='" + "\\'".repeat(5e4),
+        'password="' + '\\"'.repeat(5e4),
+        '?token="' + "x".repeat(1e5),
+        "e".repeat(790) + " a://" + "x".repeat(1e5),
         "?password=".repeat(1e4),
         "x".repeat(1e5) + "token=",
         "a_".repeat(5e4) + "=",

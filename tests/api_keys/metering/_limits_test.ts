@@ -505,6 +505,14 @@ describe("policy compilation and headers", () => {
       () => routeRateLimitOf(["hourly", "hourly"], undefined, "RateLimit"),
       /^TypeError: RateLimit: rateLimits: .*"hourly" is listed twice/,
     );
+    // A list with a hole, of names or of policies: refused, never a route that answers 500.
+    for (const rateLimits of [["hourly", , "burst"], [BURST, , BURST], [, "hourly"]]) {
+      assert.throws(
+        () => routeRateLimitOf(rateLimits, undefined, "RateLimit"),
+        /^TypeError: RateLimit: (rateLimits: )?rate-limit policy #[01] is missing \(a hole in the list\)$/,
+        String(rateLimits),
+      );
+    }
     assert.deepEqual(routeRateLimitOf(["burst", "day.*"], undefined, "RateLimit"), {
       rateLimits: ["burst", "day.*"],
     });
