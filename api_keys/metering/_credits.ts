@@ -16,6 +16,7 @@ import {
   type HashedIds,
   hashedIdsOf,
   idOfSubject,
+  storedRefill,
   type SubjectOwner,
 } from "./_limits.ts";
 import { type OutageReporter, type Redact, warnPerOutage } from "../_sinks.ts";
@@ -240,11 +241,16 @@ function ruleOf(change: ApiKeyCreditChange): CreditRefill | null | undefined {
   return "refill" in change ? change.refill : undefined;
 }
 
-/** Same refill rule, as written (field order aside: a JSON column may reorder them). */
+/**
+ * Same refill rule, as read (`storedRefill`: a field of another version read
+ * past; field order aside: a JSON column may reorder them).
+ */
 function sameRefill(a: Credits, b: Credits): boolean {
-  const written = (r: Credits["refill"]) =>
-    r === undefined ? "" : JSON.stringify(r, Object.keys(r).sort());
-  return written(a.refill) === written(b.refill);
+  const read = (r: Credits["refill"]) => {
+    const rule = storedRefill(r);
+    return rule === undefined ? "" : JSON.stringify(rule, Object.keys(rule).sort());
+  };
+  return read(a.refill) === read(b.refill);
 }
 
 /** Whether copy `a` of a balance was written after copy `b`. */
@@ -578,7 +584,7 @@ export class CreditBook {
         record,
         balance: balanceOf(result, at.getTime()),
         before: result.before,
-        ruleBefore: credits.refill ?? null,
+        ruleBefore: storedRefill(credits.refill) ?? null,
       };
     });
   }
@@ -598,7 +604,7 @@ export class CreditBook {
     const nowMs = this.#clock().getTime();
     return {
       ...storedBalance(balance, nowMs),
-      ...(pool.refill === undefined ? {} : { refill: pool.refill }),
+      ...(pool.refill === undefined ? {} : { refill: storedRefill(pool.refill) }),
     };
   }
 

@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { fail, instantProblem } from "../_input.ts";
+import { fail, instantProblem, MAX_API_KEY_INSTANT_MS } from "../_input.ts";
 import type { ApiKeyUsageQuery } from "./usage.ts";
 
 const HOUR_MS = 3_600_000;
@@ -28,9 +28,12 @@ function instant(value: unknown, field: string): number {
  * Checks the window of a usage read: `granularity` `"hour"` or `"day"`,
  * `from` and `to` valid Dates from 1970, `to` after `from` by at most 31 days
  * by hour, 366 by day, and rounded up to its bucket's end at most
- * 9999-12-31T23:59:59.999Z (`instantProblem`); else the `ApiKeyValidationError`
- * naming the field. Returns the window widened to whole UTC buckets (`from`
- * floored, `to` rounded up), in epoch ms: the bounds of the buckets a read of it answers.
+ * 9999-12-31T23:59:59.999Z (`instantProblem`): at most 9999-12-31T23:00Z by
+ * hour, 9999-12-31T00:00Z by day (the last bucket of 9999 ends in 10000, so it
+ * is never read and no answer's `to` passes the latest instant); else the
+ * `ApiKeyValidationError` naming the field (and the latest `to`). Returns the
+ * window widened to whole UTC buckets (`from` floored, `to` rounded up), in
+ * epoch ms: the bounds of the buckets a read of it answers.
  */
 export function checkUsageWindow(
   window: Pick<ApiKeyUsageQuery, "granularity" | "from" | "to">,
@@ -46,7 +49,15 @@ export function checkUsageWindow(
   if (toMs - fromMs > days * DAY_MS) fail("to", `must be at most ${days} days after from`);
   const size = granularity === "hour" ? HOUR_MS : DAY_MS;
   const endMs = Math.ceil(toMs / size) * size;
-  const problem = instantProblem(endMs);
-  if (problem !== undefined) fail("to", `${problem} once rounded up to a whole ${granularity}`);
+  if (instantProblem(endMs) !== undefined) {
+    // The latest `to`: the start of the bucket holding the latest instant (it ends past it).
+    const latest = new Date(Math.floor(MAX_API_KEY_INSTANT_MS / size) * size).toISOString();
+    const max = new Date(MAX_API_KEY_INSTANT_MS).toISOString();
+    fail(
+      "to",
+      `must be at most ${latest} by ${granularity} ` +
+        `(a later one, rounded up to a whole ${granularity}, ends past ${max})`,
+    );
+  }
   return { fromMs: fromMs - (fromMs % size), toMs: endMs };
 }

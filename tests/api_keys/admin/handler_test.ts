@@ -1424,7 +1424,7 @@ describe("createApiKeysAdminHandler", () => {
     }
   });
 
-  it("usage window at the library's latest instant: a to whose bucket ends past 9999-12-31T23:59:59.999Z is a 400 naming to; the latest answered window's from and to, sent back, answer the same", async () => {
+  it("usage window at the library's latest instant: a to whose bucket ends past 9999-12-31T23:59:59.999Z is a 400 naming to and the latest to it takes; the latest answered window's from and to, sent back, answer the same", async () => {
     const { call, admin, reader } = await setup({}, new InMemoryApiKeyStorage(), { usage: true });
     const routes: [string, Record<string, string>][] = [
       [`/keys/${reader.id}/usage`, {}],
@@ -1438,12 +1438,17 @@ describe("createApiKeysAdminHandler", () => {
           ["day", "9999-12-30T00:00:00Z", "9999-12-31T23:59:59.999Z"],
           ["day", "9999-12-30T00:00:00Z", "9999-12-31T00:00:00.001Z"],
           ["hour", "9999-12-31T22:00:00Z", "9999-12-31T23:30:00Z"],
+          ["hour", "9999-12-31T22:00:00Z", "9999-12-31T23:59:59.999Z"],
         ]
       ) {
         const answer = (await ask(granularity, from, to))!;
         assert.equal(answer.status, 400, `${path} ${granularity} ${to}: ${answer.body}`);
         assert.equal(answer.json.error.code, "api_key_invalid_input");
         assert.equal(answer.json.error.details.field, "to", `${path} ${granularity} ${to}`);
+        const latest = granularity === "day"
+          ? "9999-12-31T00:00:00.000Z"
+          : "9999-12-31T23:00:00.000Z";
+        assert.match(answer.json.error.message, new RegExp(`must be at most ${latest} by `));
       }
       for (
         const [granularity, from, to] of [

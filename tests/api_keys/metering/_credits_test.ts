@@ -632,6 +632,60 @@ describe("a credit change landing while a key joining the balance is stored", ()
   }
 });
 
+describe("a stored pool rule with a field of another version", () => {
+  it("is read past, as a key's: tenantCredits shows the rule without it, a key joining with the rule is accepted (another still refused), the audit's rule before is without it", async () => {
+    const storage = new InMemoryApiKeyStorage();
+    const info = console.info;
+    console.info = () => {}; // the audit log's start-up line
+    let made!: ReturnType<typeof creditService>;
+    try {
+      made = creditService(storage, undefined, undefined, {
+        audit: { checkpointKey: "an-audit-key-of-at-least-thirty-two-bytes" },
+      });
+    } finally {
+      console.info = info;
+    }
+    const { service } = made;
+    const hourly = { amount: 50, everyMs: 3_600_000 };
+    const credits = { remaining: 5, pool: { remaining: 50, refill: hourly } };
+    const { id } = await service.create({
+      tenantId: "t1",
+      name: "old",
+      scopes: READ_ORDERS,
+      credits,
+    });
+    // Written by another version: its rules carry a field this one does not know.
+    const stored = (await storage.findById(id))!.credits!;
+    const cap = { ...hourly, cap: 9 } as typeof hourly;
+    await storage.setCredits(id, {
+      ...stored,
+      refill: cap,
+      pool: { ...stored.pool!, refill: cap },
+    });
+    assert.deepEqual((await service.tenantCredits("t1"))?.refill, hourly);
+    const { id: joined } = await service.create({
+      tenantId: "t1",
+      name: "new",
+      scopes: READ_ORDERS,
+      credits,
+    });
+    // It copies the pool as stored: the other version's field kept for it, as the old key's.
+    assert.deepEqual((await storage.findById(joined))!.credits!.pool!.refill, cap);
+    const other = { ...credits, pool: { remaining: 50, refill: { amount: 50, everyMs: DAY } } };
+    const refused = await rejection(
+      service.create({ tenantId: "t1", name: "other", scopes: READ_ORDERS, credits: other }),
+    );
+    assert.ok(refused instanceof ApiKeyValidationError);
+    assert.match(String(refused.message), /must keep the refill rule/);
+    for (const target of [null, id]) {
+      await service.updateCredits("t1", target, { refill: null }, { actor: `a-${target}` });
+      const [entry] = (await service.auditLog("t1", { actor: `a-${target}` })).records;
+      assert.deepEqual(entry.changes.refill, { before: hourly, after: null });
+    }
+    await service.close();
+  });
+});
+
 describe("listSummaries with credits", () => {
   it("shows the balance read from the store and the next refill; no balanceKeyId; absent without credits or a limiter", async () => {
     const { service, spend, storage, clocks } = creditService();

@@ -71,13 +71,26 @@ describe("checkUsageWindow", () => {
     refuses({ granularity: "day", from, to: new Date(T0 + 366 * DAY + 1) }, "to", /366 days/);
   });
 
-  it("refuses a to whose bucket ends past the latest instant (9999-12-31T23:59:59.999Z), naming to; the last whole bucket is a window's end", () => {
+  it("refuses a to whose bucket ends past the latest instant (9999-12-31T23:59:59.999Z), naming to and the latest to it takes; the last whole bucket is a window's end", () => {
     const at = (iso: string) => new Date(iso);
     const lastDay = at("9999-12-31T00:00:00Z");
     const from = at("9999-12-30T00:00:00Z");
-    refuses({ granularity: "day", from, to: at("9999-12-31T23:59:59.999Z") }, "to", /9999/);
-    refuses({ granularity: "day", from, to: at("9999-12-31T00:00:00.001Z") }, "to", /9999/);
-    refuses({ granularity: "hour", from: lastDay, to: at("9999-12-31T23:30:00Z") }, "to", /9999/);
+    // The last hour (day) of 9999 ends at 10000-01-01T00:00:00Z: a window can end where it starts.
+    const byDay = /must be at most 9999-12-31T00:00:00\.000Z by day \(/;
+    const byHour = /must be at most 9999-12-31T23:00:00\.000Z by hour \(/;
+    refuses({ granularity: "day", from, to: at("9999-12-31T23:59:59.999Z") }, "to", byDay);
+    refuses({ granularity: "day", from, to: at("9999-12-31T00:00:00.001Z") }, "to", byDay);
+    refuses({ granularity: "hour", from: lastDay, to: at("9999-12-31T23:30:00Z") }, "to", byHour);
+    refuses(
+      { granularity: "hour", from: lastDay, to: at("9999-12-31T23:00:00.001Z") },
+      "to",
+      byHour,
+    );
+    refuses(
+      { granularity: "hour", from: lastDay, to: at("9999-12-31T23:59:59.999Z") },
+      "to",
+      byHour,
+    );
     assert.deepEqual(checkUsageWindow({ granularity: "day", from, to: lastDay }), {
       fromMs: from.getTime(),
       toMs: lastDay.getTime(),
