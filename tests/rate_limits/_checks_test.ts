@@ -96,4 +96,19 @@ describe("assertKnownFields", () => {
       );
     }
   });
+  it("reads past an enumerable field of Object.prototype (a polyfill's is no caller's option: refused, it would fail every check)", () => {
+    Object.defineProperty(Object.prototype, "extend", {
+      value: () => {},
+      enumerable: true,
+      configurable: true,
+      writable: true,
+    });
+    try {
+      assert.doesNotThrow(() => assertKnownFields({ cost: 1 }, known, "check", "option"));
+      assert.doesNotThrow(() => assertKnownFields({}, known, "check", "option"));
+      assert.throws(() => assertKnownFields({ extend: 1 }, known, "check", "option"), /`extend`/);
+    } finally {
+      delete (Object.prototype as { extend?: unknown }).extend;
+    }
+  });
 });

@@ -153,6 +153,31 @@ describe("selectFields", () => {
     );
   });
 
+  it("keeps an Array subclass's class on the copy (its toJSON still runs; no constructor runs)", () => {
+    let constructed = 0;
+    class Tagged<T> extends Array<T> {
+      constructor(...items: T[]) {
+        super(...items);
+        constructed++;
+      }
+      toJSON() {
+        return { items: [...this], tag: "T" };
+      }
+    }
+    const tagged = new Tagged({ id: 1, secret: "s" });
+    constructed = 0;
+    const picked = select({ list: tagged, nested: [tagged] }, "list.id,nested.id") as {
+      list: unknown;
+      nested: unknown[];
+    };
+    assert.ok(picked.list instanceof Tagged);
+    assert.equal(
+      JSON.stringify(picked),
+      '{"list":{"items":[{"id":1}],"tag":"T"},"nested":[{"items":[{"id":1}],"tag":"T"}]}',
+    );
+    assert.equal(constructed, 0);
+  });
+
   it("copies an array met twice once: shared stays shared, a cycle stays one for JSON.stringify to refuse", () => {
     const shared = [{ id: 1, secret: "s" }];
     const picked = select({ a: [shared, [shared]] }, "a.id") as { a: [unknown, [unknown]] };

@@ -62,6 +62,13 @@ describe("errorMessageOf: credentials", () => {
     assert.equal(errorMessageOf(new Error("user@example.com")), "user@example.com");
   });
 
+  it("hides a URL whose scheme follows a word character (conn_postgresql://…, 2postgres://…)", () => {
+    assert.equal(
+      errorMessageOf(new Error("conn_postgresql://admin:hunter2@db and 2postgres://a:b@h")),
+      "conn_postgresql://***@db and 2postgres://***@h",
+    );
+  });
+
   it("hides a URL cut before its @ whole after its scheme, also when a hidden value before it shortens the text into the 200 shown", () => {
     const token = "e".repeat(720);
     for (let pad = 0; pad < 80; pad++) {

@@ -436,8 +436,27 @@ describe("routeRequirementsOf and unguardedRoutesLine", () => {
     const reflector = new Reflector();
     assert.equal(routeRequirementsOf(reflector, Quiet.prototype.a, Quiet), undefined);
     assert.equal(routeRequirementsOf(reflector, Quiet.prototype.b, Quiet), undefined);
-    // Policy names or a cost do ask of a key: still a clash.
-    for (const limit of [RateLimit("hourly"), RateLimit(undefined, { cost: 2 })]) {
+    // The key's policies, policy names or a cost do ask of a key: still a clash, and a method's
+    // own under a skipped controller needs a key.
+    const counted = [
+      RateLimit(),
+      RateLimit("hourly"),
+      RateLimit(undefined, { cost: 2 }),
+      RateLimit(false, { cost: 2 }),
+    ];
+    for (const limit of counted) {
+      @SkipApiKey()
+      class Skipped {
+        route() {}
+      }
+      limit(
+        Skipped.prototype,
+        "route",
+        Object.getOwnPropertyDescriptor(Skipped.prototype, "route")!,
+      );
+      assert.notEqual(routeRequirementsOf(reflector, Skipped.prototype.route, Skipped), undefined);
+    }
+    for (const limit of counted) {
       class Counted {}
       limit(Counted);
       assert.throws(
