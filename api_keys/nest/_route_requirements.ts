@@ -31,25 +31,22 @@ const REQUIREMENT_DECORATORS: readonly [string, string][] = [
 ];
 
 /**
- * Whether `requirements` ask anything of a key: a scope, an environment, policies or a cost to
- * count. `RateLimit(false)` alone (the admin controller's default) only turns counting off.
+ * Whether a `RateLimit` value only turns counting off (`RateLimit(false)` without a cost, the
+ * admin controller's default): it asks nothing of a key, so it is no requirement.
  */
-export function asksOfKey(requirements: RouteRequirements): boolean {
-  return requirements.requiredScope !== undefined ||
-    requirements.requiredEnvironment !== undefined ||
-    (requirements.rateLimits !== false &&
-      (requirements.rateLimits !== undefined || requirements.cost !== undefined));
+export function onlyUncounted(rateLimit: RouteRequirements): boolean {
+  return rateLimit.rateLimits === false && rateLimit.cost === undefined;
 }
 
 /**
- * The requirement decorators (`RequireScope`, ...) on `target` itself, a method or a class, that
- * ask something of a key (`asksOfKey`).
+ * The requirement decorators (`RequireScope`, ...) on `target` itself, a method or a class; a
+ * `RateLimit` that only turns counting off is none (`onlyUncounted`).
  */
 export function ownRequirements(target: object): string[] {
   return REQUIREMENT_DECORATORS.filter(([key]) => {
     const value = Reflect.getOwnMetadata(key, target);
     return key === API_KEYS_RATE_LIMIT_METADATA
-      ? value !== undefined && asksOfKey(value)
+      ? value !== undefined && !onlyUncounted(value)
       : value !== undefined;
   }).map(([, name]) => name);
 }
@@ -174,7 +171,9 @@ export function unguardedRoutes(
     for (const [name, handler] of routeHandlers(controller)) {
       if (guardedByMetadata(guard, handler)) continue;
       const requirements = routeRequirementsOf(reflector, handler, controller);
-      if (requirements !== undefined && asksOfKey(requirements)) {
+      if (requirements === undefined) continue;
+      // Any requirement counts, but `rateLimits: false` alone (`onlyUncounted`).
+      if (Object.keys(requirements).length > (onlyUncounted(requirements) ? 1 : 0)) {
         found.push(`${controller.name}.${name}`);
       }
     }

@@ -14,7 +14,7 @@ import {
   API_KEYS_SKIP_METADATA,
 } from "./api_keys.constants.ts";
 import { getApiKeyContext } from "./api_keys.guard.ts";
-import { asksOfKey, ownRequirements } from "./_route_requirements.ts";
+import { onlyUncounted, ownRequirements } from "./_route_requirements.ts";
 
 /**
  * `SetMetadata(key, value)` on a method or a class, as `call`: throws a `TypeError` when the route
@@ -107,7 +107,7 @@ function scopeCall(scope: RequiredScope): string {
  * A requirement nearer the route beats it (fail closed): a method's own `RequireScope`,
  * `RequireEnvironment` or `RateLimit` under a skipped controller, or a subclass's under a skipped
  * parent, still needs a key. Beside one of them on the same method or class it throws a `TypeError`
- * when the route is declared; `RateLimit(false)` alone asks nothing of a key and is none.
+ * when the route is declared; `RateLimit(false)` without a cost asks nothing of a key and is none.
  *
  * @example
  * ```ts
@@ -191,12 +191,12 @@ export function RateLimit(
   options?: { cost?: number },
 ): MethodDecorator & ClassDecorator {
   const rateLimit = routeRateLimitOf(policies, options?.cost, "RateLimit");
-  // `RateLimit(false)` asks nothing of a key, so it may sit beside `SkipApiKey()`.
+  // `RateLimit(false)` without a cost asks nothing of a key: it may sit beside `SkipApiKey()`.
   return routeMetadata(
     API_KEYS_RATE_LIMIT_METADATA,
     rateLimit,
     "RateLimit",
-    asksOfKey(rateLimit) ? skipOn : () => undefined,
+    onlyUncounted(rateLimit) ? () => undefined : skipOn,
   );
 }
 
