@@ -165,6 +165,9 @@ export function assertKnownFields(
   // options and balances per call.
   next: for (const key in value) {
     for (let i = 0; i < known.length; i++) if (known[i] === key) continue next;
+    // An enumerable field of Object.prototype (a polyfill's) is no caller's: refused, it would
+    // fail every check.
+    if (!Object.hasOwn(value, key) && Object.hasOwn(Object.prototype, key)) continue;
     throw new TypeError(`${label}: unknown ${kind} \`${key}\` (known: ${known.join(", ")})`);
   }
 }
