@@ -68,10 +68,12 @@ export function errorMessageOf(error: unknown): string {
 
 /**
  * A URL's scheme and the rest of it, up to a space or a quote: a driver quotes
- * a connection string it cannot parse. Matched in one greedy run, with nothing
- * after it to backtrack for, so in time linear in the text.
+ * a connection string it cannot parse. A scheme may follow any character
+ * (`conn_postgresql://`). Each start tries at most 33 characters of scheme,
+ * then one greedy run with nothing after it to backtrack for, so in time
+ * linear in the text.
  */
-const URL_TEXT = /\b([a-z][a-z0-9+.-]{0,31}:\/\/)[^\s'"]*/gi;
+const URL_TEXT = /([a-z][a-z0-9+.-]{0,31}:\/\/)[^\s'"]*/gi;
 
 /**
  * A URL's text with all up to its last `@` hidden: the `user:password@`, whose
