@@ -191,6 +191,9 @@ function pick(value: unknown, tree: SelectionTree): unknown {
         const item = array[i];
         result.push(Array.isArray(item) ? item : pickObject(item, tree));
       }
+      // A subclass's copy keeps its class, as an object's does (no constructor runs).
+      const prototype = Object.getPrototypeOf(array);
+      if (prototype !== Array.prototype) Object.setPrototypeOf(result, prototype);
       copies.set(array, result);
       pending.push(result);
     }
