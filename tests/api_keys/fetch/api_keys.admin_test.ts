@@ -64,6 +64,9 @@ describe("createApiKeysAdminFetchHandler over HTTP", () => {
     const head = await call("HEAD", "/keys");
     assert.equal(head.status, 200);
     assert.equal(head.text, "");
+    // RFC 9110 8.6: a HEAD answer's Content-Length, if any, is the GET body's.
+    assert.equal(head.headers.get("content-length"), get.headers.get("content-length"));
+    assert.notEqual(head.headers.get("content-length"), "0");
     assert.equal(head.headers.get("content-type"), get.headers.get("content-type"));
     assert.equal(head.headers.get("cache-control"), "no-store");
     assert.equal(head.headers.get("allow"), null);
