@@ -96,8 +96,6 @@ export function createApiKeysAdminFetchHandler(
         body = new Uint8Array(0);
       }
     }
-    // HEAD is GET without the body, as Express and Fastify answer it
-    const head = request.method === "HEAD";
     const answer = await handle({
       method: routeMethod(request.method),
       path,
@@ -105,8 +103,10 @@ export function createApiKeysAdminFetchHandler(
       headers: (name) => request.headers.get(name),
       body,
     }, request);
+    // HEAD is answered as GET: the server drops the body and keeps its Content-Length, as Express
+    // and Fastify do (RFC 9110, 8.6).
     return answer === undefined
       ? undefined
-      : new Response(head ? null : answer.body, { status: answer.status, headers: answer.headers });
+      : new Response(answer.body, { status: answer.status, headers: answer.headers });
   };
 }
