@@ -10,10 +10,13 @@ import { URI_PARTS } from "./_link_header.ts";
 import { isHttpStatus } from "./http_status.ts";
 import type { ErrorFormat } from "./options.ts";
 
-/** `status` when it is an HTTP status (100-599); else throws naming `decorator`. */
-export function httpStatusOption(status: unknown, decorator: string): number {
-  if (!isHttpStatus(status)) {
-    throw new TypeError(`${decorator}: \`statusCode\` must be an HTTP status (100-599)`);
+/**
+ * `status` when it is an HTTP status from `min` (default 100; the Fetch binding's 200) to 599;
+ * else throws naming `decorator`.
+ */
+export function httpStatusOption(status: unknown, decorator: string, min = 100): number {
+  if (!isHttpStatus(status, min)) {
+    throw new TypeError(`${decorator}: \`statusCode\` must be an HTTP status (${min}-599)`);
   }
   return status;
 }

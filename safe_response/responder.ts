@@ -139,6 +139,8 @@ export interface HttpExchange {
    * it): the one sent and the envelope's.
    */
   readonly status?: number;
+  /** The lowest status a success may be sent with (default 100; a Fetch `Response`'s is 200). */
+  readonly lowestStatus?: number;
   /** The framework's request object, given to `I18nAdapter.resolveLanguage`. */
   readonly request?: unknown;
 }
@@ -444,8 +446,8 @@ export class Responder {
    * for binary and stream results, or when the route set a non-JSON `Content-Type` (with the
    * route's and request-id headers all the same). Its status, the one sent and the envelope's, is
    * the one set on the response (a 200 too), else the route's. Throws when that status is not an
-   * integer from 100 to 599, an application function fails or a paginated result's numbers are out
-   * of range (pass the throw to {@link error}).
+   * integer from the exchange's `lowestStatus` (default 100) to 599, an application function fails
+   * or a paginated result's numbers are out of range (pass the throw to {@link error}).
    */
   success(
     result: unknown,
@@ -454,9 +456,10 @@ export class Responder {
   ): Reply {
     const { plan } = phase;
     const status = exchange.status ?? plan.statusCode;
-    if (!isHttpStatus(status)) {
+    const lowest = exchange.lowestStatus ?? 100;
+    if (!isHttpStatus(status, lowest)) {
       throw new RangeError(
-        `status ${status} set on the response is not an integer from 100 to 599`,
+        `status ${status} set on the response is not an integer from ${lowest} to 599`,
       );
     }
     if (plan.raw || isPassthrough(result) || setsOwnMediaType(exchange)) {

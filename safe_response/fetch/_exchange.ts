@@ -48,10 +48,17 @@ export class RequestContext implements SafeContext {
   }
 }
 
+/**
+ * The lowest status of a success: a `Response` carries 200 to 599 (Deno's also a 101, which only
+ * an upgrade's own `Response` may send).
+ */
+export const LOWEST_STATUS = 200;
+
 /** The core's view of a Fetch exchange (the request target is the absolute URL). */
 export class FetchExchange implements HttpExchange {
   readonly method: string;
   readonly target: string;
+  readonly lowestStatus = LOWEST_STATUS;
   /** The request headers read so far, by lower-case name (read again without the request). */
   #read: Map<string, string | undefined> | undefined;
 

@@ -31,6 +31,7 @@ import { callDetached } from "../../telemetry/_detached.ts";
 import {
   copyHeaders,
   FetchExchange,
+  LOWEST_STATUS,
   RequestContext,
   type SafeContext,
   toResponse,
@@ -173,7 +174,7 @@ function routeOptionsOf(options: SafeRouteOptions, handler: object): RouteOption
     raw: flag(options.rawResponse, "rawResponse"),
     statusCode: options.statusCode === undefined
       ? undefined
-      : httpStatusOption(options.statusCode, who),
+      : httpStatusOption(options.statusCode, who, LOWEST_STATUS),
     successCode: text(options.successCode, "successCode"),
     message: text(options.responseMessage, "responseMessage"),
     pagination: offset ?? cursor,

@@ -21,6 +21,8 @@ describe("route option checks", () => {
 
   it("refuse bad ones naming where they were given", () => {
     assert.throws(() => httpStatusOption(600, "X"), /^TypeError: X: `statusCode` must be an HTTP/);
+    assert.equal(httpStatusOption(101, "X"), 101); // 100 to 599 unless a binding says otherwise
+    assert.throws(() => httpStatusOption(101, "X", 200), /must be an HTTP status \(200-599\)$/);
     assert.throws(() => nonEmptyOption("", "X: `m`"), /^TypeError: X: `m` must be a non-empty/);
     assert.throws(() => problemTypeOption("a b", "X: `t`"), /^TypeError: X: `t` must be a URI$/);
   });

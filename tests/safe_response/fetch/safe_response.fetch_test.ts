@@ -238,7 +238,9 @@ describe("createSafeFetch route: successes", () => {
 
   it("answers a context.status that is not an integer status from 200 to 599 as a logged 500", async () => {
     const { safe, lines } = safeWith();
-    for (const set of [200.5, 999, 99]) {
+    // 101 to 199: a `Response` carries none of them (Deno's takes a 101, sent with no upgrade).
+    const bad = [200.5, 999, 99, 100, 101, 150, 199];
+    for (const set of bad) {
       const handler = safe.route({}, (_request, context) => {
         context.status = set;
         return 1;
@@ -247,7 +249,8 @@ describe("createSafeFetch route: successes", () => {
       assert.equal(status, 500, String(set));
       assert.equal(body.error.code, "INTERNAL_SERVER_ERROR");
     }
-    assert.equal(lines.length, 3, lines.join("\n"));
+    assert.equal(lines.length, bad.length, lines.join("\n"));
+    for (const line of lines) assert.match(line, /not an integer from 200 to 599/, line);
   });
 
   it("answers a 204, 205 or 304 success with no body, as Nest does, keeping its headers", async () => {
@@ -674,6 +677,20 @@ describe("createSafeFetch options", () => {
       assert.throws(() => safe.route(options as never, () => 1), pattern, JSON.stringify(options));
     }
     assert.throws(() => safe.route({}, "x" as never), /`handler` must be a function/);
+  });
+
+  it("refuses a statusCode below 200 when the route is wrapped (a Response carries 200 to 599)", () => {
+    const safe = createSafeFetch();
+    for (const statusCode of [100, 101, 150, 199]) {
+      assert.throws(
+        () => safe.route({ statusCode }, () => 1),
+        /createSafeFetch route: `statusCode` must be an HTTP status \(200-599\)/,
+        String(statusCode),
+      );
+    }
+    for (const statusCode of [200, 204, 599]) {
+      assert.equal(typeof safe.route({ statusCode }, () => 1), "function", String(statusCode));
+    }
   });
 
   it("refuses an unknown route option when the route is wrapped, naming it and the known ones", () => {
