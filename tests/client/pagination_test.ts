@@ -27,6 +27,27 @@ describe("isOffsetPagination", () => {
     assert.equal(isOffsetPagination(withField(offset, "links", { ...links, self: null })), false);
     assert.equal(isOffsetPagination(withField(offset, "links", { ...links, next: 2 })), false);
   });
+
+  it("accepts links that are paths (what the server builds), refuses any link that may leave the API's origin", () => {
+    const hostile = [
+      "javascript:alert(document.cookie)",
+      "https://evil.example/steal",
+      "//evil.example/next",
+      "/\\evil.example/next",
+      "data:text/html,<script>1</script>",
+      "items?page=2",
+      "",
+    ];
+    for (const link of hostile) {
+      for (const key of ["self", "first", "prev", "next", "last"]) {
+        const bad = { ...links, [key]: link };
+        assert.equal(isOffsetPagination(withField(offset, "links", bad)), false, `${key}: ${link}`);
+        assert.equal(isCursorPagination(withField(cursor, "links", bad)), false, `${key}: ${link}`);
+      }
+    }
+    const paths = { ...links, self: "/items?q=a+b", next: "/v1/items?page=3&limit=10" };
+    assert.equal(isOffsetPagination(withField(offset, "links", paths)), true);
+  });
 });
 
 describe("isOffsetPagination: the numbers the server sends", () => {
