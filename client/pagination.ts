@@ -3,15 +3,23 @@
  *
  * @module
  */
-import { countFrom, isBoolean, isString, isStringOrNull, oneOf, shape } from "./_check.ts";
+import { countFrom, isBoolean, isStringOrNull, oneOf, shape } from "./_check.ts";
 import type { CursorPaginationMeta, PaginationMeta } from "./types.ts";
 
+/**
+ * A link the server builds: a path and query, `/` first (never `//` or `/\`, which a browser
+ * reads as another host), so a link of a spoofed answer never leads an app to another origin.
+ */
+const isPath = (value: unknown): boolean =>
+  typeof value === "string" && value[0] === "/" && value[1] !== "/" && value[1] !== "\\";
+const isPathOrNull = (value: unknown): boolean => value === null || isPath(value);
+
 const isPaginationLinks = shape({
-  self: isString,
-  first: isString,
-  prev: isStringOrNull,
-  next: isStringOrNull,
-  last: isStringOrNull,
+  self: isPath,
+  first: isPath,
+  prev: isPathOrNull,
+  next: isPathOrNull,
+  last: isPathOrNull,
 });
 
 const isOffset = shape({
@@ -34,7 +42,8 @@ const isCursor = shape({
 /**
  * Whether a pagination object is offset pagination (`page`, `limit`, `total`,
  * `totalPages`, `hasNext`, `hasPrev`; `type` absent or `"offset"`). Every
- * field is checked, `links` included when present; `page` and `limit` are
+ * field is checked, `links` included when present (each a path, `/` first,
+ * never `//` or `/\\`); `page` and `limit` are
  * safe integers from 1, `total` and `totalPages` from 0. Returns `false`,
  * never throws, for any other value.
  *
@@ -58,7 +67,8 @@ export function isOffsetPagination(pagination: unknown): pagination is Paginatio
 /**
  * Whether a pagination object is cursor pagination (`type: "cursor"`,
  * `nextCursor`, `previousCursor`, `hasMore`, `limit`). Every field is
- * checked, `totalCount` and `links` included when present; `limit` is a safe
+ * checked, `totalCount` and `links` included when present (links as
+ * `isOffsetPagination` reads them); `limit` is a safe
  * integer from 1, `totalCount` from 0. Returns `false`, never throws, for any
  * other value.
  *

@@ -11,7 +11,8 @@
  */
 
 /**
- * Links of a paginated response: relative URLs (path and query).
+ * Links of a paginated response: relative URLs (path and query, `/` first, never `//`; the
+ * pagination guards refuse any other).
  *
  * @example
  * ```ts

@@ -34,12 +34,15 @@ const object = (required: string[], properties: Record<string, unknown>) => ({
   properties,
 });
 
+/** A link the server builds: a path, `/` first, never `//` or `/\\` (another host to a browser). */
+const link = { type: "string", pattern: "^/(?![/\\\\])" };
+const linkOrNull = { oneOf: [link, { type: "null" }] };
 const linksSchema = object(["self", "first", "prev", "next", "last"], {
-  self: str,
-  first: str,
-  prev: strOrNull,
-  next: strOrNull,
-  last: strOrNull,
+  self: link,
+  first: link,
+  prev: linkOrNull,
+  next: linkOrNull,
+  last: linkOrNull,
 });
 const offsetSchema = object(["page", "limit", "total", "totalPages", "hasNext", "hasPrev"], {
   type: { const: "offset" },
@@ -141,12 +144,18 @@ const statusArb = fc.oneof(
 );
 const string = fc.string({ maxLength: 8 });
 const stringOrNull = fc.option(string);
+/** Mostly paths, some of them `//` or `/\\` first, and any other string. */
+const linkArb = fc.oneof(
+  { weight: 40, arbitrary: string.map((rest) => `/${rest}`) },
+  { weight: 1, arbitrary: fc.constantFrom("//evil.example/x", "/\\evil.example/x", "x?page=2") },
+  { weight: 1, arbitrary: string },
+);
 const linksArb = fc.record({
-  self: string,
-  first: string,
-  prev: stringOrNull,
-  next: stringOrNull,
-  last: stringOrNull,
+  self: linkArb,
+  first: linkArb,
+  prev: fc.option(linkArb),
+  next: fc.option(linkArb),
+  last: fc.option(linkArb),
 });
 const offsetArb = fc.record({
   type: fc.constant("offset"),
