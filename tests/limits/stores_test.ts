@@ -86,7 +86,7 @@ async function applyMigration(client: pg.Client, name: string): Promise<void> {
 async function onMigratedSchema(
   label: string,
   body: (
-    on: { admin: pg.Client; store: PostgresRateLimitStore; limiter: RateLimiter },
+    on: { schema: string; admin: pg.Client; store: PostgresRateLimitStore; limiter: RateLimiter },
   ) => Promise<void>,
 ): Promise<void> {
   const { schema, admin, drop } = await migratedSchema(label);
@@ -97,7 +97,12 @@ async function onMigratedSchema(
   });
   const store = createPostgresRateLimitStore({ pool, logger: () => {} });
   try {
-    await body({ admin, store, limiter: createRateLimiter({ store, logger: () => {} }) });
+    await body({
+      schema,
+      admin,
+      store,
+      limiter: createRateLimiter({ store, logger: () => {} }),
+    });
   } finally {
     store.close();
     await pool.end();
@@ -978,6 +983,52 @@ if (DATABASE_URL) {
             !/credit_balances/.test(e.message),
         );
         await admin.query("GRANT DELETE ON rate_limit_buckets TO CURRENT_USER");
+        await limiter.ready();
+        assert.equal((await limiter.check(subject, policies)).allowed, true);
+      });
+    });
+
+    it("a role without EXECUTE on a function of the store's or USAGE on its schema: ready() is a TypeError naming each one missing and the GRANT giving it (never a migration missing); the GRANTs it names make it pass", async () => {
+      await onMigratedSchema("fngrants", async ({ schema, admin, store, limiter }) => {
+        // A hardened database (EXECUTE revoked from PUBLIC) with a function recreated without its
+        // grant (as 0025 recreates credit_change_before).
+        await admin.query(
+          "REVOKE EXECUTE ON FUNCTION rate_limit_bucket_check FROM PUBLIC, CURRENT_USER",
+        );
+        const subject = freshSubject("fngrants");
+        const policies = [{ name: "api", limit: 1, windowMs: 60_000 }];
+        await assert.rejects(
+          limiter.check(subject, policies),
+          (e) => e instanceof TypeError && /SQLSTATE 42501\b/.test(e.message),
+        );
+        const fn = `${schema}\\.rate_limit_bucket_check\\(bigint, `;
+        await assert.rejects(
+          store.ready(),
+          (e) =>
+            e instanceof TypeError &&
+            new RegExp(`lacks EXECUTE on ${fn}.*: GRANT EXECUTE ON FUNCTION ${fn}`).test(
+              e.message,
+            ) &&
+            !/USAGE|misses|rate_limit_buckets|credit_balances|credit_check/.test(e.message),
+        );
+        // The schema's USAGE given up too: its functions and tables are out of the search path.
+        await admin.query(`REVOKE USAGE ON SCHEMA ${schema} FROM CURRENT_USER`);
+        const error = await store.ready().then(() => undefined, (e: Error) => e);
+        assert.ok(error instanceof TypeError, String(error));
+        assert.match(
+          error.message,
+          new RegExp(
+            `lacks USAGE on schema ${schema} and EXECUTE on ${fn}.*: ` +
+              `GRANT USAGE ON SCHEMA ${schema} TO \\w+; GRANT EXECUTE ON FUNCTION ${fn}`,
+          ),
+        );
+        assert.doesNotMatch(
+          error.message,
+          /misses|migrations\/|rate_limit_buckets|credit_balances/,
+        );
+        // The GRANTs it names, as they are, are all it takes.
+        const [, grants] = /^.*?: (GRANT .*;) \(docs\/operations\.md\)$/.exec(error.message)!;
+        await admin.query(grants);
         await limiter.ready();
         assert.equal((await limiter.check(subject, policies)).allowed, true);
       });
