@@ -24,7 +24,8 @@
  * naming them, and start-up goes on), and
  * a `pg` pool or client (an optional peer) from the caller, whose role holds `SELECT`,
  * `INSERT`, `UPDATE` and `DELETE` on `rate_limit_buckets` and all but `DELETE` on
- * `credit_balances` (`ready()` names any missing). An error of a misconfiguration, a missing
+ * `credit_balances`, `USAGE` on their schema and `EXECUTE` on the functions (`ready()` names any
+ * missing). An error of a misconfiguration, a missing
  * migration or a row it cannot read is a `TypeError` (by its SQLSTATE): the check fails closed.
  *
  * Production setup: the store listens for the pool's `error` events itself
@@ -306,41 +307,89 @@ const UPGRADES: [string, string[], (row: Record<string, unknown>) => boolean, st
     "a window row's unit NULL or negative (a corrupt row) is counted as none, never failing the check",
   ],
 ];
-const READY_SQL = "SELECT proname::text AS name, obj_description(oid, 'pg_proc') AS version, " +
+/**
+ * The schemas of the caller's `search_path` as set (`path`: `ns`, in the order `i`), with the ones
+ * whose `USAGE` the role lacks, which PostgreSQL leaves out of its search (and so of
+ * `pg_function_is_visible` and `to_regclass`): `ready()` finds the store's objects there too, to
+ * name the grant missing rather than a migration.
+ */
+const SEARCH_PATH_SQL = "path AS (SELECT n.oid AS ns, s.i FROM regexp_matches(" +
+  `current_setting('search_path'), '"(?:[^"]|"")*"|[^[:space:],]+', 'g') WITH ORDINALITY ` +
+  `AS s(m, i) JOIN pg_namespace n ON n.nspname = CASE WHEN s.m[1] IN ('$user', '"$user"') ` +
+  `THEN current_user::text WHEN s.m[1] LIKE '"%' ` +
+  `THEN replace(substr(s.m[1], 2, length(s.m[1]) - 2), '""', '"') ELSE lower(s.m[1]) END)`;
+/**
+ * The order of `path` in which the search finds an object of schema `ns` (of a name in several
+ * schemas, the first one): the schemas without `USAGE` last, as PostgreSQL skips them.
+ */
+const searchOrder = (ns: string) => `has_schema_privilege(${ns}, 'USAGE') DESC, path.i`;
+/**
+ * The store's functions (names `$1`) the search finds (see `SEARCH_PATH_SQL`), each with its
+ * version, hardenings, and whether the role has `USAGE` on its schema and `EXECUTE` on it.
+ */
+const READY_SQL = `WITH ${SEARCH_PATH_SQL}, f AS (SELECT p.*, rank() OVER (PARTITION BY ` +
+  `p.proname ORDER BY ${searchOrder("p.pronamespace")}) AS r FROM pg_proc p ` +
+  "JOIN path ON p.pronamespace = path.ns WHERE p.proname = ANY($1::text[])) " +
+  "SELECT proname::text AS name, obj_description(oid, 'pg_proc') AS version, " +
   "coalesce(format('search_path=pg_catalog, %s, pg_temp', pronamespace::regnamespace) = " +
   "ANY (proconfig), false) AS schema_path, " +
   "coalesce('enable_seqscan=off' = ANY (proconfig), false) AS keyed_plans, " +
-  `strpos(prosrc, '${UNREADABLE_STATE}') > 0 AS unreadable_state ` +
-  "FROM pg_proc WHERE proname = ANY($1::text[]) AND pg_function_is_visible(oid)";
+  `strpos(prosrc, '${UNREADABLE_STATE}') > 0 AS unreadable_state, ` +
+  "has_schema_privilege(pronamespace, 'USAGE') AS usable, pronamespace::regnamespace::text " +
+  "AS schema, has_function_privilege(oid, 'EXECUTE') AS executable, format('%s.%I(%s)', " +
+  "pronamespace::regnamespace, proname, oidvectortypes(proargtypes)) AS signature, " +
+  "quote_ident(current_user) AS role FROM f WHERE r = 1 " +
+  "ORDER BY array_position($1::text[], proname::text), oid";
 
 /**
  * The privileges the store's statements need, per table (its functions run with the caller's:
- * `SECURITY INVOKER`; `DELETE`, `deleteExpired`), which `ready()` checks.
+ * `SECURITY INVOKER`; `DELETE`, `deleteExpired`), which `ready()` checks, as it checks `USAGE` on
+ * the schema of each function of `READY_SQL`'s and `EXECUTE` on it.
  */
 const PRIVILEGES: [string, string[]][] = [
   ["rate_limit_buckets", ["SELECT", "INSERT", "UPDATE", "DELETE"]],
   ["credit_balances", ["SELECT", "INSERT", "UPDATE"]],
 ];
-/** The privileges of `PRIVILEGES` (tables `$1`, privileges `$2`) the role lacks, in order. */
-const GRANTS_SQL = "SELECT t AS tbl, p AS privilege, quote_ident(current_user) AS role " +
+/**
+ * The privileges of `PRIVILEGES` (tables `$1`, privileges `$2`) the role lacks, in order; each
+ * table the one the search finds (see `SEARCH_PATH_SQL`).
+ */
+const GRANTS_SQL = `WITH ${SEARCH_PATH_SQL} SELECT g.t AS tbl, g.p AS privilege ` +
   "FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS g(t, p, i) " +
-  "WHERE NOT coalesce(has_table_privilege(to_regclass(t), p), false) ORDER BY i";
+  "WHERE NOT coalesce(has_table_privilege((SELECT c.oid FROM pg_class c JOIN path " +
+  `ON c.relnamespace = path.ns WHERE c.relname = g.t ORDER BY ${searchOrder("c.relnamespace")} ` +
+  "LIMIT 1), g.p), false) ORDER BY g.i";
 
 /**
- * The `TypeError` naming the privileges `GRANTS_SQL` answered missing (`rows`), and the grants
- * that give them; `undefined` when none is.
+ * The `TypeError` naming the privileges the role lacks, with the grants that give them: `USAGE`
+ * on a schema and `EXECUTE` on a function of `functions` (`READY_SQL`'s rows), those on tables
+ * that `GRANTS_SQL` answered missing (`tables`); `undefined` when none is.
  */
-function grantsError(rows: readonly Record<string, unknown>[]): TypeError | undefined {
-  if (rows.length === 0) return undefined;
-  const role = String(rows[0].role);
-  const lacking = PRIVILEGES.flatMap(([table]) => {
-    const privileges = rows.filter((r) => r.tbl === table).map((r) => String(r.privilege));
-    return privileges.length === 0 ? [] : [`${privileges.join(", ")} on ${table}`];
-  });
-  const grants = lacking.map((what) => `GRANT ${what.replace(" on ", " ON ")} TO ${role};`);
+function grantsError(
+  functions: readonly Record<string, unknown>[],
+  tables: readonly Record<string, unknown>[],
+): TypeError | undefined {
+  // Each as (what is lacking, the grant's object): the schemas first (a grant of a function
+  // names its schema, which needs its USAGE).
+  const lacking: [string, string][] = [
+    ...new Set(functions.filter((r) => r.usable !== true).map((r) => String(r.schema))),
+  ].map((schema) => [`USAGE on schema ${schema}`, `USAGE ON SCHEMA ${schema}`]);
+  for (const { executable, signature } of functions) {
+    if (executable !== true) {
+      lacking.push([`EXECUTE on ${signature}`, `EXECUTE ON FUNCTION ${signature}`]);
+    }
+  }
+  for (const [table] of PRIVILEGES) {
+    const privileges = tables.filter((r) => r.tbl === table).map((r) => r.privilege);
+    const what = privileges.join(", ");
+    if (what !== "") lacking.push([`${what} on ${table}`, `${what} ON ${table}`]);
+  }
+  if (lacking.length === 0) return undefined;
+  const role = String(functions[0]?.role);
+  const lacks = listed(lacking.map(([what]) => what));
+  const grants = lacking.map(([, object]) => `GRANT ${object} TO ${role};`).join(" ");
   return new TypeError(
-    `the PostgreSQL rate-limit store's role ${role} lacks ${listed(lacking)}: ` +
-      `${grants.join(" ")} (docs/operations.md)`,
+    `the PostgreSQL rate-limit store's role ${role} lacks ${lacks}: ${grants} (docs/operations.md)`,
   );
 }
 
@@ -785,6 +834,7 @@ export function createPostgresRateLimitStore(
         );
       }
       const grants = grantsError(
+        rows,
         await run(GRANTS_SQL, [
           PRIVILEGES.flatMap(([table, privileges]) => privileges.map(() => table)),
           PRIVILEGES.flatMap(([, privileges]) => privileges),

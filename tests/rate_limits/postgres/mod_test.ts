@@ -315,7 +315,17 @@ describe("createPostgresRateLimitStore", () => {
   });
 
   it("ready(): a missing migration is a TypeError naming it", async () => {
-    const functions = (...names: string[]) => names.map((name) => ({ name, version: null }));
+    /** `READY_SQL`'s rows of `names`, each in schema `app` and usable by role `app_rw`. */
+    const functions = (...names: string[]) =>
+      names.map((name) => ({
+        name,
+        version: null,
+        usable: true,
+        schema: "app",
+        executable: true,
+        signature: `app.${name}(bigint)`,
+        role: "app_rw",
+      }));
     const { pool, sent } = fakePool(() =>
       functions("credit_change", "credit_lock", "credit_refill", "credit_period")
     );
@@ -372,7 +382,10 @@ describe("createPostgresRateLimitStore", () => {
     // Everything up to 0020 there, rate_limit_credit_check missing: 0021 named.
     const upTo20 = [
       ...every,
-      { name: "rate_limit_bucket_check", version: "0020_rate_limit_refusal_read" },
+      ...functions("rate_limit_bucket_check").map((row) => ({
+        ...row,
+        version: "0020_rate_limit_refusal_read",
+      })),
     ];
     await assert.rejects(
       createPostgresRateLimitStore({ pool: fakePool(() => upTo20).pool }).ready(),
@@ -386,6 +399,23 @@ describe("createPostgresRateLimitStore", () => {
       /has_table_privilege/.test(text) ? [] : [...upTo20, ...functions("rate_limit_credit_check")]
     );
     await createPostgresRateLimitStore({ pool: current.pool }).ready();
+    // One function without EXECUTE, its schema without USAGE: each named with its GRANT.
+    const [last, ...rest] = [...upTo20, ...functions("rate_limit_credit_check")].reverse();
+    const denied = fakePool((text) =>
+      /has_table_privilege/.test(text)
+        ? []
+        : [...rest.map((row) => ({ ...row, usable: false })), { ...last, executable: false }]
+    );
+    await assert.rejects(
+      createPostgresRateLimitStore({ pool: denied.pool }).ready(),
+      (e) =>
+        e instanceof TypeError &&
+        e.message ===
+          "the PostgreSQL rate-limit store's role app_rw lacks USAGE on schema app and EXECUTE " +
+            "on app.rate_limit_credit_check(bigint): GRANT USAGE ON SCHEMA app TO app_rw; " +
+            "GRANT EXECUTE ON FUNCTION app.rate_limit_credit_check(bigint) TO app_rw; " +
+            "(docs/operations.md)",
+    );
     const down = { query: () => Promise.reject(new Error("ECONNREFUSED")) };
     await assert.rejects(
       createPostgresRateLimitStore({ pool: down }).ready(),
