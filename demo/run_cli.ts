@@ -69,9 +69,10 @@ async function serve(args: string[], spec: DemoCliSpec): Promise<number> {
     seed: storage.kind === "memory" || options.seed,
   });
   // Listen for signals before the banner: whoever reads it may stop us at once. The listeners
-  // stay until the server is closed: a terminal's Ctrl+C sends SIGINT twice (to the process
-  // group, and forwarded by `deno task` or `npm start`), and a signal with no listener kills us.
-  // A listener gets the signal's name; a repeat resolves nothing.
+  // stay until the process exits (`runDemoCli`): a terminal's Ctrl+C sends SIGINT twice (to the
+  // process group, and forwarded by `deno task` or `npm start`), and a signal with no listener
+  // kills us, also between "Stopped." and the exit. A listener gets the signal's name; a repeat
+  // resolves nothing.
   let onSignal!: (signal: NodeJS.Signals) => void;
   const stopSignal = new Promise<string>((resolve) => (onSignal = resolve));
   process.on("SIGINT", onSignal);
@@ -89,8 +90,6 @@ async function serve(args: string[], spec: DemoCliSpec): Promise<number> {
   const signal = await stopSignal;
   console.log(`\n${signal}: shutting down...`);
   await server.close();
-  process.off("SIGINT", onSignal);
-  process.off("SIGTERM", onSignal);
   console.log("Stopped.");
   return 0;
 }
