@@ -145,7 +145,8 @@ export function assertCredits(value: unknown, what: string): number {
 /**
  * Throws a `TypeError` (`<label>: unknown field \`x\` (known: ...)`) for the
  * first enumerable key of `value`, own or inherited (a known one is read from
- * the prototype too), not in `known` (`kind` names it otherwise): the one
+ * the prototype too) but not one of `Object.prototype`'s (a polyfill's field
+ * there is read past), not in `known` (`kind` names it otherwise): the one
  * refusal of an unknown name of the component's options and inputs (a
  * rate-limit policy's fields). A class's methods are not enumerable.
  *

@@ -170,10 +170,11 @@ interface Charge {
 /** A request's authorization that charged it, with the context it answered. */
 interface ChargedRequest extends Charge {
   readonly context: ApiKeyContext;
-  /** The time its accepted usage count is at (with `usage`), until a later check refuses it. */
-  countedAt: number | undefined;
-  /** The usage row its accepted count is in (with `usage`), for `UsageRecorder.refusedInstead`. */
-  readonly countedIn: CountedRow | undefined;
+  /**
+   * Its accepted usage count (with `usage`): the row it is in and its time, for
+   * `UsageRecorder.refusedInstead`; cleared when a later check refuses it (taken back once).
+   */
+  counted: { readonly row: CountedRow; readonly at: number } | undefined;
   readonly pending?: undefined;
 }
 
@@ -402,8 +403,8 @@ export class VerifyFlow {
   #recheck(earlier: ChargedRequest, options: AuthorizeOptions, start: number): ApiKeyContext {
     const code = authorizationFailure(earlier.context, options);
     if (code === undefined) return earlier.context;
-    const error = this.#refuse(earlier.context, code, start, earlier.countedAt, earlier);
-    earlier.countedAt = undefined;
+    const error = this.#refuse(earlier.context, code, start, earlier.counted?.at, earlier);
+    earlier.counted = undefined;
     throw error;
   }
 
@@ -573,10 +574,11 @@ export class VerifyFlow {
       }
     }
     if (first) this.#firstUse.seen(context.keyId, at!);
-    let countedIn: CountedRow | undefined;
+    let counted: ChargedRequest["counted"];
     if (s.usage !== undefined) {
       const { keyId, tenantId } = context;
-      countedIn = s.usage.accepted(keyId, tenantId, cost, at!, chargedKey !== undefined);
+      const row = s.usage.accepted(keyId, tenantId, cost, at!, chargedKey !== undefined);
+      if (chargedKey !== undefined) counted = { row, at: at! };
     } else this.#touchLastUsed(context.keyId, verifiedAt, at);
     if (chargedKey !== undefined) {
       this.#charged.set(options.request as object, {
@@ -584,8 +586,7 @@ export class VerifyFlow {
         cost: options.cost,
         rateLimits: options.rateLimits,
         context: limited,
-        countedAt: s.usage === undefined ? undefined : at,
-        countedIn,
+        counted,
       });
     }
     this.#authorizationMetric(start, "success", context.environment, context.tenantId);
@@ -611,8 +612,8 @@ export class VerifyFlow {
     if (outcome !== undefined && usage !== undefined) {
       const refusal = code as ApiKeyUsageRefusalCode;
       if (charged === undefined) usage.refused(context.keyId, context.tenantId, refusal, at!);
-      else if (charged.countedAt !== undefined) {
-        usage.refusedInstead(charged.countedIn!, refusal, charged.cost ?? 1, charged.countedAt);
+      else if (charged.counted !== undefined) {
+        usage.refusedInstead(charged.counted.row, refusal, charged.cost ?? 1, charged.counted.at);
       }
     }
     this.#denied(code, outcome ?? "error", start, at, context.environment, context.tenantId);
