@@ -671,6 +671,39 @@ describe("instrumentTelemetry", () => {
     assert.equal(reply.status, 200);
   });
 
+  it("an SDK that throws while the gauges are set up: the call throws, leaving no callback registered; a retry works", () => {
+    const registered = new Set<unknown>();
+    let adds = 0;
+    const meterProvider = (failAt: number) => ({
+      getMeter: () => ({
+        createCounter: () => ({ add() {} }),
+        createHistogram: () => ({ record() {} }),
+        createObservableGauge: () => ({
+          addCallback: (callback: unknown) => {
+            if (++adds === failAt) throw new Error("sdk bug");
+            registered.add(callback);
+          },
+          removeCallback: (callback: unknown) => void registered.delete(callback),
+        }),
+      }),
+    });
+    const limiter = createRateLimiter({ logger: () => {} });
+    const feed = new InMemoryApiKeyChangeFeed();
+    assert.throws(
+      () => instrumentTelemetry({ meterProvider: meterProvider(2), limiter, changeFeed: feed }),
+      /sdk bug/,
+    );
+    assert.equal(registered.size, 0, "the first gauge's callback was removed");
+    const telemetry = instrumentTelemetry({
+      meterProvider: meterProvider(0),
+      limiter,
+      changeFeed: feed,
+    });
+    assert.equal(registered.size, 3);
+    telemetry.close();
+    assert.equal(registered.size, 0);
+  });
+
   it("a span whose setters throw (an SDK's or a span processor's fault) still ends, once: a check's, a store call's, a lookup's", async () => {
     const started: string[] = [];
     const ended: string[] = [];
