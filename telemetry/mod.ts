@@ -373,10 +373,11 @@ function responderTaps(meter: Meter, target: Responder | { readonly responder: R
   return taps;
 }
 
-function feedGauges(meter: Meter, feed: ApiKeyChangeFeed): () => void {
-  const staleness = gauge(meter, "api_key.change_feed.staleness");
-  const healthy = gauge(meter, "api_key.change_feed.healthy");
-  const notices = gauge(meter, "api_key.change_feed.notices_arrive");
+/**
+ * Adds the change feed's gauges; pushes each gauge's removal to `undo` as soon
+ * as its callback is registered, so a throw half-way leaves nothing behind.
+ */
+function feedGauges(meter: Meter, feed: ApiKeyChangeFeed, undo: (() => void)[]): void {
   const observe = (result: ObservableResult, read: () => number | undefined) => {
     try {
       // +Inf is observed (an unbounded lag): an SDK repeats a gauge's last value when its
@@ -387,21 +388,20 @@ function feedGauges(meter: Meter, feed: ApiKeyChangeFeed): () => void {
       // a failing status() reports nothing
     }
   };
-  const onStaleness = (r: ObservableResult) => observe(r, () => feed.status().stalenessMs / S);
-  const onHealthy = (r: ObservableResult) => observe(r, () => feed.status().healthy ? 1 : 0);
-  const onNotices = (r: ObservableResult) =>
-    observe(r, () => {
+  const reads: [InstrumentName, () => number | undefined][] = [
+    ["api_key.change_feed.staleness", () => feed.status().stalenessMs / S],
+    ["api_key.change_feed.healthy", () => feed.status().healthy ? 1 : 0],
+    ["api_key.change_feed.notices_arrive", () => {
       const arrive = feed.status().noticesArrive;
       return typeof arrive === "boolean" ? (arrive ? 1 : 0) : undefined;
-    });
-  staleness.addCallback(onStaleness);
-  healthy.addCallback(onHealthy);
-  notices.addCallback(onNotices);
-  return () => {
-    staleness.removeCallback(onStaleness);
-    healthy.removeCallback(onHealthy);
-    notices.removeCallback(onNotices);
-  };
+    }],
+  ];
+  for (const [name, read] of reads) {
+    const instrument = gauge(meter, name);
+    const callback = (r: ObservableResult) => observe(r, read);
+    instrument.addCallback(callback);
+    undo.push(() => instrument.removeCallback(callback));
+  }
 }
 
 /**
@@ -440,7 +440,7 @@ export function instrumentTelemetry(options: TelemetryOptions): Telemetry {
     }
     if (options.limiter !== undefined) claimed.push(limiterTaps(meter, tracer, options.limiter));
     if (options.responder !== undefined) claimed.push(responderTaps(meter, options.responder));
-    if (options.changeFeed !== undefined) undo.push(feedGauges(meter, options.changeFeed));
+    if (options.changeFeed !== undefined) feedGauges(meter, options.changeFeed, undo);
   } catch (error) {
     for (const taps of claimed) clear(taps);
     for (const fn of undo) fn();
