@@ -704,6 +704,45 @@ describe("instrumentTelemetry", () => {
     assert.equal(registered.size, 0);
   });
 
+  it("an SDK whose removeCallback throws: close() and a failed setup still remove every other callback, the first error thrown", () => {
+    const registered = new Set<unknown>();
+    let adds = 0;
+    let removes = 0;
+    const meterProvider = (failAddAt: number) => ({
+      getMeter: () => ({
+        createCounter: () => ({ add() {} }),
+        createHistogram: () => ({ record() {} }),
+        createObservableGauge: () => ({
+          addCallback: (callback: unknown) => {
+            if (++adds === failAddAt) throw new Error("add bug");
+            registered.add(callback);
+          },
+          removeCallback: (callback: unknown) => {
+            registered.delete(callback);
+            if (++removes === 1) throw new Error("remove bug");
+          },
+        }),
+      }),
+    });
+    const limiter = createRateLimiter({ logger: () => {} });
+    const feed = new InMemoryApiKeyChangeFeed();
+    const telemetry = instrumentTelemetry({
+      meterProvider: meterProvider(0),
+      limiter,
+      changeFeed: feed,
+    });
+    assert.equal(registered.size, 3);
+    assert.throws(() => telemetry.close(), /remove bug/);
+    assert.equal(registered.size, 0, "the gauges after the failing removal were removed");
+    // A failed setup: the setup's error is thrown, not the removal's, and nothing stays registered.
+    [adds, removes] = [0, 0];
+    assert.throws(
+      () => instrumentTelemetry({ meterProvider: meterProvider(3), limiter, changeFeed: feed }),
+      /add bug/,
+    );
+    assert.equal(registered.size, 0);
+  });
+
   it("a span whose setters throw (an SDK's or a span processor's fault) still ends, once: a check's, a store call's, a lookup's", async () => {
     const started: string[] = [];
     const ended: string[] = [];
