@@ -443,15 +443,29 @@ export function instrumentTelemetry(options: TelemetryOptions): Telemetry {
     if (options.changeFeed !== undefined) feedGauges(meter, options.changeFeed, undo);
   } catch (error) {
     for (const taps of claimed) clear(taps);
-    for (const fn of undo) fn();
+    removeAll(undo);
     throw error;
   }
   return {
     close() {
       for (const taps of claimed.splice(0)) clear(taps);
-      for (const fn of undo.splice(0)) fn();
+      const failure = removeAll(undo.splice(0));
+      if (failure !== undefined) throw failure.error;
     },
   };
+}
+
+/** Runs every removal of `undo`, a throw of one not stopping the next; the first throw, if any. */
+function removeAll(undo: readonly (() => void)[]): { error: unknown } | undefined {
+  let failure: { error: unknown } | undefined;
+  for (const fn of undo) {
+    try {
+      fn();
+    } catch (error) {
+      failure ??= { error };
+    }
+  }
+  return failure;
 }
 
 /** Unsets every tap of `taps`. */
