@@ -80,7 +80,8 @@ describe("client/elements/_dialogs.ts", () => {
         }
         name.type("n".repeat(MAX_API_KEY_NAME_LENGTH + 1));
         assert.equal(name.validationMessage, "Use at most 200 characters.", form);
-        name.type("🔑".repeat(MAX_API_KEY_NAME_LENGTH) + "n");
+        name.type("🔑".repeat(MAX_API_KEY_NAME_LENGTH - 1) + "nn"); // 400 UTF-16 units, 201 code points
+        assert.equal(name.value.length, 2 * MAX_API_KEY_NAME_LENGTH, form);
         assert.equal(name.validationMessage, "Use at most 200 characters.", form);
         name.type("renamed");
         assert.equal(name.validationMessage, "", `${form}: valid again`);
