@@ -1,23 +1,15 @@
 /**
- * The one rule of key names, and the code-point bound it shares with the
- * admin routes' `q`. Loaded with the flows and the admin routes, not at
- * import of the guard.
+ * The one rule of key names, and the code-point count it shares with the
+ * admin routes' `q` and the element's name fields (`fitsCodePoints`, at home
+ * in `client/elements/_limits.ts`). Loaded with the flows and the admin
+ * routes, not at import of the guard.
  *
  * @module
  */
-import { MAX_API_KEY_NAME_LENGTH } from "../client/elements/_limits.ts";
+import { fitsCodePoints, MAX_API_KEY_NAME_LENGTH } from "../client/elements/_limits.ts";
 import { fail, requirePrintable } from "./_input.ts";
 
-/**
- * Whether `text` holds at most `max` code points, as JSON Schema's `maxLength` counts them (the
- * OpenAPI document's): the bound of key names and of the admin routes' `q`.
- */
-export function fitsCodePoints(text: string, max: number): boolean {
-  if (text.length <= max) return true; // never more code points than UTF-16 units
-  let count = 0;
-  for (const _ of text) if (++count > max) return false;
-  return true;
-}
+export { fitsCodePoints };
 
 /**
  * Returns `value`, or throws `api_key_invalid_input` for `field`: the one

@@ -85,7 +85,8 @@ export const isErrorMeta = shape({}, errorMetaFields);
  * @example
  * ```ts
  * import { isPaginated, isSuccess } from "@saferoute/api-kit/client";
- * const body: unknown = await (await fetch("/items?page=2")).json();
+ * const response = await fetch("/items?page=2");
+ * const body: unknown = await response.json().catch(() => undefined); // no JSON: neither kind
  * if (isSuccess(body) && isPaginated(body.meta)) {
  *   console.log(body.meta.pagination.limit);
  * }
@@ -108,7 +109,8 @@ export function isPaginated<M>(
  * @example
  * ```ts
  * import { isDeprecated, isSuccess } from "@saferoute/api-kit/client";
- * const body: unknown = await (await fetch("/v1/items")).json();
+ * const response = await fetch("/v1/items");
+ * const body: unknown = await response.json().catch(() => undefined); // no JSON: neither kind
  * if (isSuccess(body) && isDeprecated(body.meta)) {
  *   console.warn(`deprecated; sunset ${body.meta.deprecation.sunset ?? "not set"}`);
  * }
@@ -129,7 +131,8 @@ export function isDeprecated<M>(meta: M): meta is M & { deprecation: Deprecation
  * @example
  * ```ts
  * import { hasResponseTime, isSuccess } from "@saferoute/api-kit/client";
- * const body: unknown = await (await fetch("/items")).json();
+ * const response = await fetch("/items");
+ * const body: unknown = await response.json().catch(() => undefined); // no JSON: neither kind
  * if (isSuccess(body) && hasResponseTime(body.meta)) {
  *   console.log(`${body.meta.responseTime.toFixed(1)} ms`);
  * }
@@ -149,7 +152,8 @@ export function hasResponseTime<M>(meta: M): meta is M & { responseTime: number 
  * @example
  * ```ts
  * import { hasSort, isSuccess } from "@saferoute/api-kit/client";
- * const body: unknown = await (await fetch("/items?sort=name")).json();
+ * const response = await fetch("/items?sort=name");
+ * const body: unknown = await response.json().catch(() => undefined); // no JSON: neither kind
  * if (isSuccess(body) && hasSort(body.meta)) {
  *   console.log(`sorted by ${body.meta.sort.field} ${body.meta.sort.order}`);
  * }
@@ -169,7 +173,8 @@ export function hasSort<M>(meta: M): meta is M & { sort: SortInfo } {
  * @example
  * ```ts
  * import { hasFilters, isSuccess } from "@saferoute/api-kit/client";
- * const body: unknown = await (await fetch("/items?status=open")).json();
+ * const response = await fetch("/items?status=open");
+ * const body: unknown = await response.json().catch(() => undefined); // no JSON: neither kind
  * if (isSuccess(body) && hasFilters(body.meta)) {
  *   console.log(Object.keys(body.meta.filters));
  * }
@@ -190,7 +195,8 @@ export function hasFilters<M>(meta: M): meta is M & { filters: Record<string, un
  * @example
  * ```ts
  * import { hasFieldSelection, isSuccess } from "@saferoute/api-kit/client";
- * const body: unknown = await (await fetch("/items?fields=id,name")).json();
+ * const response = await fetch("/items?fields=id,name");
+ * const body: unknown = await response.json().catch(() => undefined); // no JSON: neither kind
  * if (isSuccess(body) && hasFieldSelection(body.meta)) {
  *   console.log(body.meta.fields.join(", "));
  * }
@@ -213,7 +219,8 @@ export function hasFieldSelection<M>(meta: M): meta is M & { fields: string[] } 
  * @example
  * ```ts
  * import { hasRateLimit, isError } from "@saferoute/api-kit/client";
- * const body: unknown = await (await fetch("/items")).json();
+ * const response = await fetch("/items");
+ * const body: unknown = await response.json().catch(() => undefined); // no JSON: neither kind
  * // Only a 429 is retried: a 404 behind a rate limit carries `meta.rateLimit` too.
  * if (isError(body) && body.statusCode === 429 && hasRateLimit(body.meta)) {
  *   console.log(`retry in ${body.meta.rateLimit.retryAfter ?? body.meta.rateLimit.reset} s`);

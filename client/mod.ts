@@ -14,7 +14,8 @@
  * @example
  * ```ts
  * import { isError, isOffsetPagination, isPaginated, isSuccess } from "@saferoute/api-kit/client";
- * const body: unknown = await (await fetch("/items?page=1")).json();
+ * const response = await fetch("/items?page=1");
+ * const body: unknown = await response.json().catch(() => undefined); // no JSON: neither kind
  * if (isSuccess<string[]>(body)) {
  *   if (isPaginated(body.meta) && isOffsetPagination(body.meta.pagination)) {
  *     console.log(body.data.length, "of", body.meta.pagination.total);

@@ -49,7 +49,8 @@ const isProblemBody = shape(
  * @example
  * ```ts
  * import { isSuccess } from "@saferoute/api-kit/client";
- * const body: unknown = await (await fetch("/items/1")).json();
+ * const response = await fetch("/items/1");
+ * const body: unknown = await response.json().catch(() => undefined); // no JSON: neither kind
  * if (isSuccess<{ id: string }>(body)) {
  *   console.log(body.data.id, body.meta?.message);
  * }
@@ -72,7 +73,8 @@ export function isSuccess<T = unknown>(body: unknown): body is SafeSuccessRespon
  * @example
  * ```ts
  * import { isError } from "@saferoute/api-kit/client";
- * const body: unknown = await (await fetch("/items/404")).json();
+ * const response = await fetch("/items/404");
+ * const body: unknown = await response.json().catch(() => undefined); // no JSON: neither kind
  * if (isError(body)) {
  *   console.error(body.statusCode, body.error.code, body.error.message);
  * }
@@ -94,7 +96,8 @@ export function isError(body: unknown): body is SafeErrorResponse {
  * @example
  * ```ts
  * import { isProblemDetailsResponse } from "@saferoute/api-kit/client";
- * const body: unknown = await (await fetch("/items/404")).json();
+ * const response = await fetch("/items/404");
+ * const body: unknown = await response.json().catch(() => undefined); // no JSON: neither kind
  * if (isProblemDetailsResponse(body)) {
  *   console.error(body.status, body.title, body.detail, body.code);
  * }

@@ -7,7 +7,7 @@
  */
 import { type Child, h } from "./_dom.ts";
 import { durationOf, type Format } from "./_format.ts";
-import { MAX_API_KEY_NAME_LENGTH } from "./_limits.ts";
+import { fitsCodePoints, MAX_API_KEY_NAME_LENGTH } from "./_limits.ts";
 import { fill, type KeyView, type ManagerConfig, type Preset } from "./_model.ts";
 import { environmentLabel } from "./_row.ts";
 import type { ApiKeysManagerStrings } from "./strings.ts";
@@ -96,17 +96,35 @@ function refillPeriod(every: string, s: ApiKeysManagerStrings, f: Format): strin
   return fill(s.refillEvery, { duration: ms ? f.window(Number(ms[1])) : f.duration(every) });
 }
 
+/**
+ * A key name's field holding `value`: refused before submit past the server's
+ * `MAX_API_KEY_NAME_LENGTH` code points (`fitsCodePoints`); `maxlength`, which
+ * counts UTF-16 units, stops typing only where no name could fit (two a code point).
+ */
+function nameInput(s: ApiKeysManagerStrings, f: Format, value?: string): HTMLInputElement {
+  const input = h("input", {
+    required: true,
+    maxlength: String(2 * MAX_API_KEY_NAME_LENGTH),
+    autocomplete: "off",
+    value,
+  });
+  const tooLong = fill(f.form(s.nameTooLong, MAX_API_KEY_NAME_LENGTH), {
+    count: f.number(MAX_API_KEY_NAME_LENGTH),
+  });
+  const check = () =>
+    input.setCustomValidity(fitsCodePoints(input.value, MAX_API_KEY_NAME_LENGTH) ? "" : tooLong);
+  input.addEventListener("input", check);
+  check();
+  return input;
+}
+
 /** The create form: name, environment, scopes, expiry, IP allowlist, and the limits shown. */
 export function createFields(
   config: ManagerConfig,
   s: ApiKeysManagerStrings,
   f: Format,
 ): DialogFields {
-  const name = h("input", {
-    required: true,
-    maxlength: String(MAX_API_KEY_NAME_LENGTH),
-    autocomplete: "off",
-  });
+  const name = nameInput(s, f);
   const environment = select(
     s.environment,
     config.environments.map((value) => ({ value, label: environmentLabel(s, value) })),
@@ -254,13 +272,8 @@ export function rotateFields(
 }
 
 /** The rename form. */
-export function renameFields(key: KeyView, s: ApiKeysManagerStrings): DialogFields {
-  const name = h("input", {
-    required: true,
-    maxlength: String(MAX_API_KEY_NAME_LENGTH),
-    autocomplete: "off",
-    value: key.name,
-  });
+export function renameFields(key: KeyView, s: ApiKeysManagerStrings, f: Format): DialogFields {
+  const name = nameInput(s, f, key.name);
   return {
     fields: [h("label", {}, s.name, name)],
     focus: name,

@@ -842,7 +842,7 @@ export class ApiKeysManagerElement extends HTMLElement {
 
   #openRename(key: KeyView): void {
     const s = this.#strings;
-    const dialog = renameFields(key, s);
+    const dialog = renameFields(key, s, this.#format());
     // Renamed over the name this dialog opened with (a list loaded again meanwhile does not
     // change it), then over the one a 409 read again: another tab's rename is not lost.
     let over = key.name;

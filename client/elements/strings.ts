@@ -82,6 +82,8 @@ export interface ApiKeysManagerStrings {
   next: string;
   /** Column and field: the key's name. */
   name: string;
+  /** A name field holding more than the server takes: `{count}` characters at most (plural of it). */
+  nameTooLong: PluralString;
   /** Column: name, prefix, environment and scopes. */
   key: string;
   /** Column and field: the environment. */
@@ -318,6 +320,7 @@ export const COUNTED_STRINGS: ReadonlySet<keyof ApiKeysManagerStrings> = new Set
   "creditsLeft",
   "creditsRefill",
   "pool",
+  "nameTooLong",
 ]);
 
 /** The name of a string of the element without a number in it (a message, a label). */
@@ -349,6 +352,7 @@ export const API_KEYS_MANAGER_STRINGS: Readonly<ApiKeysManagerStrings> = Object.
   previous: "Previous",
   next: "Next",
   name: "Name",
+  nameTooLong: english("Use at most {count} character.", "Use at most {count} characters."),
   key: "Key",
   environment: "Environment",
   environmentLive: "Live",

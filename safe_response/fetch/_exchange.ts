@@ -145,8 +145,9 @@ function headersOf(
 
 /**
  * The `Response` of `reply`: wrapped bodies and plain values as JSON; `Response`s, strings, bytes and
- * streams as they are; no body with a null body status (1xx, 204, 205, 304). Throws when the body cannot
- * be serialised.
+ * streams as they are (a handler's own 101 upgrade too); no body with a null body status (204, 205,
+ * 304: a status below 200 is refused before, `LOWEST_STATUS`). Throws when the body cannot be
+ * serialised.
  */
 export function toResponse(reply: Reply, context: RequestContext | undefined): Response {
   const { body, status } = reply;

@@ -676,6 +676,33 @@ describe("<api-keys-manager> in headless Chromium", { skip }, () => {
     assert.ok(!("expiresIn" in sent), JSON.stringify(sent));
   });
 
+  test("create: a name of 200 code points (200 emoji) is sent whole; one more is refused before sending", async () => {
+    fake.keys = [key("k455")];
+    await open();
+    await waitForText(page, "key k455", "table");
+    const manager = page.locator("api-keys-manager");
+    await manager.getByRole("button", { name: "Create key" }).click();
+    const name = manager.getByLabel("Name", { exact: true });
+    const submit = manager.locator("dialog").getByRole("button", { name: "Create key" });
+    await manager.locator("dialog input[type=checkbox]").first().check();
+    await name.fill("🔑".repeat(MAX_API_KEY_NAME_LENGTH - 1) + "nn");
+    await submit.click();
+    assert.equal(
+      await name.evaluate((input: HTMLInputElement) => input.validationMessage),
+      "Use at most 200 characters.",
+    );
+    assert.equal(fake.requests.filter((r) => r.method === "POST").length, 0, "not sent");
+    const emoji = "🔑".repeat(MAX_API_KEY_NAME_LENGTH);
+    await name.fill(emoji);
+    assert.equal(await name.inputValue(), emoji, "400 UTF-16 units typed whole");
+    await submit.click();
+    await page.waitForFunction(() =>
+      document.querySelector("api-keys-manager")!.shadowRoot!.querySelector("[part=secret]")
+    );
+    const sent = fake.requests.find((r) => r.method === "POST")!.body as Record<string, unknown>;
+    assert.equal(sent.name, emoji);
+  });
+
   /** Calls the element's `refresh()` (a reload of the list, the config only once reset). */
   const refresh = () =>
     page.evaluate(() =>

@@ -34,6 +34,7 @@ describe("client/elements/strings.ts", () => {
       creditsLeft: "string",
       creditsRefill: "string",
       pool: "string",
+      nameTooLong: "object",
     });
   });
 
