@@ -7,6 +7,7 @@ import {
   checkpointValid,
   GENESIS_HASH,
   signCheckpoint,
+  storedAuditRecord,
   verifiedAuditRecords,
   verifyAuditChain,
 } from "../../../api_keys/audit/chain.ts";
@@ -276,5 +277,93 @@ describe("api_keys/audit/chain.ts", () => {
         String(at),
       );
     }
+  });
+
+  it("canonicalJson refuses nesting past 64 levels with a TypeError naming the limit (never a RangeError)", () => {
+    const nested = (depth: number, wrap: (inner: unknown) => unknown): unknown => {
+      let value: unknown = 1;
+      for (let i = 0; i < depth; i++) value = wrap(value);
+      return value;
+    };
+    assert.equal(canonicalJson(nested(64, (v) => [v])), `${"[".repeat(64)}1${"]".repeat(64)}`);
+    assert.equal(canonicalJson(nested(64, (v) => ({ a: v }))).length, 64 * 6 + 1);
+    for (const depth of [65, 100_000]) {
+      for (const wrap of [(v: unknown) => [v], (v: unknown) => ({ a: v })]) {
+        assert.throws(() => canonicalJson(nested(depth, wrap)), {
+          name: "TypeError",
+          message: /64/,
+        });
+      }
+    }
+    // A line nested that deep is refused the same way.
+    const deep = "[".repeat(10_000) + "]".repeat(10_000);
+    const line = `{"type":"record","tenantId":"t1","seq":1,"at":"2026-01-01T00:00:00.000Z",` +
+      `"prevHash":"${GENESIS_HASH}","hash":"${GENESIS_HASH}","changes":${deep}}`;
+    assert.throws(() => storedAuditRecord(line), { name: "TypeError", message: /64/ });
+  });
+
+  it("storedAuditRecord takes at only as the line holds it hashed (ISO 8601 UTC with ms)", async () => {
+    const [record] = await chain(1);
+    const line = (at: string) =>
+      JSON.stringify({
+        type: "record",
+        ...JSON.parse(record.body),
+        tenantId: "t1",
+        seq: 1,
+        at,
+        prevHash: record.prevHash,
+        hash: record.hash,
+      });
+    const iso = record.at.toISOString();
+    assert.deepEqual(storedAuditRecord(line(iso)), record);
+    const oneHourLater = new Date(record.at.getTime() + 3_600_000).toISOString();
+    for (
+      const at of [
+        oneHourLater.replace("Z", "+01:00"), // the same instant, another text
+        iso.replace("T", " "),
+        iso.replace(".000Z", "Z"),
+        record.at.toUTCString(),
+        "not a date",
+      ]
+    ) {
+      assert.throws(() => storedAuditRecord(line(at)), TypeError, at);
+    }
+  });
+
+  it("storedAuditRecord refuses a line naming a member twice (JSON.parse would keep the last)", async () => {
+    const [record] = await chain(1);
+    const line = JSON.stringify({
+      type: "record",
+      ...JSON.parse(record.body),
+      actor: 'bob says "actor":"x"',
+      changes: { name: { before: "a", after: "b" } },
+      tenantId: "t1",
+      seq: 1,
+      at: record.at.toISOString(),
+      prevHash: record.prevHash,
+      hash: record.hash,
+    });
+    assert.notEqual(storedAuditRecord(line), null, "a member name inside a string is text");
+    for (
+      const forged of [
+        line.replace('{"type":"record",', '{"type":"record","actor":"mallory",'),
+        line.replace('{"before":"a"', '{"before":"z","before":"a"'),
+        line.replace('"seq":1', '"seq":1 ,\n "seq" : 1'),
+        line.replace('{"type":"record",', '{"type":"record","__proto__":{},"__proto__":{},'),
+      ]
+    ) {
+      assert.throws(
+        () => storedAuditRecord(forged),
+        { name: "TypeError", message: /twice/ },
+        forged,
+      );
+    }
+    const checkpoint = await signCheckpoint(SECRET, "t1", 1, record.hash, new Date(0));
+    const checkpointLine = JSON.stringify({ type: "checkpoint", ...checkpoint });
+    assert.equal(storedAuditRecord(checkpointLine), null);
+    assert.throws(
+      () => storedAuditRecord(checkpointLine.replace('"seq":1', '"seq":2,"seq":1')),
+      TypeError,
+    );
   });
 });
