@@ -41,10 +41,14 @@ function hex(bytes: ArrayBuffer): string {
   return Array.from(new Uint8Array(bytes), (b) => b.toString(16).padStart(2, "0")).join("");
 }
 
+/** How deep `canonicalJson` nests arrays and objects: deeper is a `TypeError`, not a stack overflow. */
+const CANONICAL_JSON_MAX_DEPTH = 64;
+
 /**
  * `value` as canonical JSON: object keys sorted by code unit, no whitespace,
- * `undefined` members left out, dates as ISO 8601; a non-finite number or
- * another type throws a `TypeError`.
+ * `undefined` members left out, dates as ISO 8601; a non-finite number,
+ * another type or arrays and objects nested past `CANONICAL_JSON_MAX_DEPTH`
+ * levels throw a `TypeError`.
  *
  * @example
  * ```ts
@@ -53,6 +57,10 @@ function hex(bytes: ArrayBuffer): string {
  * ```
  */
 export function canonicalJson(value: unknown): string {
+  return canonicalAt(value, 0);
+}
+
+function canonicalAt(value: unknown, depth: number): string {
   if (value === null || typeof value === "boolean" || typeof value === "string") {
     return JSON.stringify(value);
   }
@@ -61,15 +69,45 @@ export function canonicalJson(value: unknown): string {
     return JSON.stringify(value);
   }
   if (value instanceof Date) return JSON.stringify(value.toISOString());
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(",")}]`;
-  if (typeof value === "object") {
-    const members = Object.entries(value as Record<string, unknown>)
-      .filter(([, v]) => v !== undefined)
-      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
-      .map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`);
-    return `{${members.join(",")}}`;
+  if (typeof value !== "object") {
+    throw new TypeError(`canonicalJson: cannot encode a ${typeof value}`);
   }
-  throw new TypeError(`canonicalJson: cannot encode a ${typeof value}`);
+  if (depth >= CANONICAL_JSON_MAX_DEPTH) {
+    throw new TypeError(
+      `canonicalJson: arrays and objects nest past ${CANONICAL_JSON_MAX_DEPTH} levels`,
+    );
+  }
+  const inner = (v: unknown) => canonicalAt(v, depth + 1);
+  if (Array.isArray(value)) return `[${value.map(inner).join(",")}]`;
+  const members = Object.entries(value as Record<string, unknown>)
+    .filter(([, v]) => v !== undefined)
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    .map(([k, v]) => `${JSON.stringify(k)}:${inner(v)}`);
+  return `{${members.join(",")}}`;
+}
+
+/**
+ * How many member names valid JSON text `json` holds (strings followed by
+ * `:`), read in one pass: more than its value's canonical JSON holds means a
+ * name given twice in one object, which `JSON.parse` reads as the last one.
+ */
+function memberNames(json: string): number {
+  const colon = /[ \t\n\r]*:/y;
+  let count = 0;
+  for (let open = json.indexOf('"'); open !== -1;) {
+    let close = json.indexOf('"', open + 1);
+    for (; close !== -1;) {
+      let backslashes = 0;
+      while (json.charCodeAt(close - 1 - backslashes) === 0x5c) backslashes++;
+      if (backslashes % 2 === 0) break;
+      close = json.indexOf('"', close + 1);
+    }
+    if (close === -1) break; // not JSON: never reached after JSON.parse
+    colon.lastIndex = close + 1;
+    if (colon.test(json)) count++;
+    open = json.indexOf('"', close + 1);
+  }
+  return count;
 }
 
 /**
@@ -237,8 +275,11 @@ export async function verifyAuditChain(
  * A line of `exportAuditLog` (its JSON text, or parsed) as the record
  * `verifyAuditChain` takes: its entry (every field but `type`, `tenantId`,
  * `seq`, `at`, `prevHash` and `hash`) as the canonical JSON body, `at` as a
- * `Date`. `null` for a checkpoint line; a `TypeError` for anything else (a
- * `SyntaxError` for text that is not JSON).
+ * `Date`. `null` for a checkpoint line; a `TypeError` for anything else, for
+ * an `at` not written as hashed (`toISOString`'s form: ISO 8601 UTC with ms)
+ * and for text naming a member twice in one object (a `SyntaxError` for text
+ * that is not JSON). A line already parsed is taken as it is: the parser
+ * kept one of two such members.
  *
  * @example
  * ```ts
@@ -247,17 +288,48 @@ export async function verifyAuditChain(
  * ```
  */
 export function storedAuditRecord(line: string | AuditExportLine): StoredAuditRecord | null {
+  return exportLine(line).record ?? null;
+}
+
+/** The fields every record line holds around its entry (`recordOf`). */
+const RECORD_FIELDS = 6;
+
+/**
+ * An export line (its JSON text, or parsed): its record, or a checkpoint
+ * line's members; a `TypeError` for anything else and for text naming a
+ * member twice in one object (see `storedAuditRecord`).
+ */
+function exportLine(
+  line: string | AuditExportLine,
+): { record: StoredAuditRecord; checkpoint?: undefined } | {
+  record?: undefined;
+  checkpoint: Record<string, unknown>;
+} {
   const parsed: unknown = typeof line === "string" ? JSON.parse(line) : line;
-  const fields =
-    (typeof parsed === "object" && parsed !== null && !Array.isArray(parsed)
-      ? parsed
-      : {}) as Record<string, unknown>;
-  if (fields.type === "checkpoint") return null;
+  if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) {
+    throw new TypeError("not a record or checkpoint line of an audit export");
+  }
+  const fields = parsed as Record<string, unknown>;
+  const record = fields.type === "checkpoint" ? undefined : recordOf(fields);
+  // The canonical text of the same value (a record's: its body and the fields around it).
+  const names = () =>
+    record === undefined
+      ? memberNames(canonicalJson(fields))
+      : memberNames(record.body) + RECORD_FIELDS;
+  if (typeof line === "string" && memberNames(line) !== names()) {
+    throw new TypeError("an audit export line names a member twice in one object");
+  }
+  return record === undefined ? { checkpoint: fields } : { record };
+}
+
+/** A record line's members as the record `verifyAuditChain` takes (see `storedAuditRecord`). */
+function recordOf(fields: Record<string, unknown>): StoredAuditRecord {
   const { type, tenantId, seq, at, prevHash, hash, ...entry } = fields;
   const when = new Date(typeof at === "string" ? at : Number.NaN);
   if (
     type !== "record" || typeof tenantId !== "string" || !Number.isSafeInteger(seq) ||
-    Number.isNaN(when.getTime()) || typeof prevHash !== "string" || typeof hash !== "string"
+    Number.isNaN(when.getTime()) || when.toISOString() !== at || typeof prevHash !== "string" ||
+    typeof hash !== "string"
   ) {
     throw new TypeError("not a record or checkpoint line of an audit export");
   }
