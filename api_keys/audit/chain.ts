@@ -336,6 +336,150 @@ function recordOf(fields: Record<string, unknown>): StoredAuditRecord {
   return { tenantId, seq: seq as number, at: when, body: canonicalJson(entry), prevHash, hash };
 }
 
+/** What `verifyAuditExport` checks an export file against. */
+export interface AuditExportExpectation {
+  /** The tenant every line must belong to. */
+  tenantId: string;
+  /** The `checkpointKey` of the deployment that wrote the export (it checks the MACs). */
+  checkpointKey: string;
+  /**
+   * The `seq` the export starts at, as asked of `exportAuditLog` (or the
+   * anchor's after a prune): its first record's `prevHash` is taken as the
+   * line holds it. Without it, the export must start at record 1 (after 64 zeros).
+   */
+  fromSeq?: number;
+}
+
+/**
+ * Verifies a whole `exportAuditLog` file (its lines as text or parsed, in
+ * order; a stream: only the hashes of records past the last checkpoint line
+ * are held): the records as `verifyAuditChain` does, from record 1 or
+ * `fromSeq`; each checkpoint line signed with `checkpointKey` for
+ * `tenantId` (else `checkpoint_invalid`), naming a record read since the
+ * checkpoint line before it with that record's hash (else `edited`, or
+ * `deleted` for one not read yet); and the last line a checkpoint of the last
+ * record (else `truncated`). An export cut right after one of its checkpoint
+ * lines still verifies up to it: compare its head with a checkpoint kept
+ * elsewhere. A line that is neither kind throws as in `storedAuditRecord`.
+ *
+ * @example
+ * ```ts
+ * import { verifyAuditExport } from "./chain.ts";
+ * const checkpointKey = "an-audit-key-of-at-least-thirty-two-bytes";
+ * const answer = await verifyAuditExport([], { tenantId: "t1", checkpointKey });
+ * answer.ok; // true
+ * ```
+ */
+export async function verifyAuditExport(
+  lines:
+    | Iterable<string | AuditExportLine>
+    | AsyncIterable<string | AuditExportLine>,
+  expected: AuditExportExpectation,
+): Promise<AuditVerification> {
+  const { tenantId, checkpointKey, fromSeq } = expected;
+  if (fromSeq !== undefined && (!Number.isSafeInteger(fromSeq) || fromSeq < 1)) {
+    throw new TypeError("verifyAuditExport's fromSeq must be a positive integer");
+  }
+  const read = (async function* () {
+    for await (const line of lines) yield exportLine(line);
+  })();
+  const first = await read.next();
+  // Records read since the last checkpoint line: their hashes by seq.
+  const unsigned = new Map<number, string>();
+  let lastSeq = 0;
+  let endsSigned = true;
+  let found: Omit<Broken, "checked"> | undefined;
+  const records = async function* (): AsyncGenerator<StoredAuditRecord> {
+    for (let step = first; !step.done; step = await read.next()) {
+      const { record, checkpoint } = step.value;
+      if (record !== undefined) {
+        unsigned.set(record.seq, record.hash);
+        lastSeq = record.seq;
+        endsSigned = false;
+        yield record;
+        continue;
+      }
+      found = await checkpointLineProblem(checkpoint, expected, unsigned, lastSeq);
+      if (found !== undefined) return;
+      const seq = checkpoint.seq as number;
+      for (const signed of unsigned.keys()) if (signed <= seq) unsigned.delete(signed);
+      endsSigned = seq === lastSeq;
+    }
+  };
+  const anchor = fromSeq === undefined
+    ? undefined
+    : { seq: fromSeq, prevHash: first.done ? "" : first.value.record?.prevHash ?? "" };
+  let answer: AuditVerification;
+  try {
+    answer = await verifyAuditChain(records(), { tenantId, anchor });
+  } finally {
+    await read.return(undefined); // the lines left unread (a problem found): their source closed
+  }
+  if (!answer.ok) return answer;
+  if (found !== undefined) return { ...found, checked: answer.checked };
+  if (!endsSigned) {
+    return {
+      ok: false,
+      problem: "truncated",
+      seq: lastSeq + 1,
+      detail: `the export does not end with a checkpoint line of its last record ${lastSeq}`,
+      checked: answer.checked,
+    };
+  }
+  return answer;
+}
+
+/**
+ * What is wrong with an export's checkpoint line (see `verifyAuditExport`),
+ * given the hashes of the records read since the one before it and the last
+ * record's `seq`; `undefined` when nothing is.
+ */
+async function checkpointLineProblem(
+  fields: Record<string, unknown>,
+  expected: AuditExportExpectation,
+  unsigned: ReadonlyMap<number, string>,
+  lastSeq: number,
+): Promise<Omit<Broken, "checked"> | undefined> {
+  const checkpoint = fields as unknown as AuditCheckpoint;
+  const seq = Number(checkpoint.seq) || 0;
+  const valid = checkpoint.tenantId === expected.tenantId &&
+    await checkpointValid(expected.checkpointKey, checkpoint);
+  if (!valid) {
+    return {
+      ok: false,
+      problem: "checkpoint_invalid",
+      seq,
+      detail: "the checkpoint line is not one signed with this key for this tenant",
+    };
+  }
+  const hash = unsigned.get(seq);
+  if (hash === undefined && seq > lastSeq) {
+    return {
+      ok: false,
+      problem: "deleted",
+      seq,
+      detail: "a checkpoint line signs a record not read",
+    };
+  }
+  if (hash === undefined) {
+    return {
+      ok: false,
+      problem: "checkpoint_invalid",
+      seq,
+      detail: "the checkpoint line names no record read since the checkpoint line before it",
+    };
+  }
+  if (hash !== checkpoint.hash) {
+    return {
+      ok: false,
+      problem: "edited",
+      seq,
+      detail: "the record's hash is not its checkpoint line's",
+    };
+  }
+  return undefined;
+}
+
 /**
  * The walk of `verifyAuditChain`: yields each record once it verified (its
  * hash, its link to the one before, its place; a record is checked once the
