@@ -340,7 +340,7 @@ function recordOf(fields: Record<string, unknown>): StoredAuditRecord {
 export interface AuditExportExpectation {
   /** The tenant every line must belong to. */
   tenantId: string;
-  /** The `checkpointKey` of the deployment that wrote the export (it checks the MACs). */
+  /** The `checkpointKey` of the deployment that wrote the export (it checks the MACs; 32 bytes or more). */
   checkpointKey: string;
   /**
    * The `seq` the export starts at, as asked of `exportAuditLog` (or the
@@ -380,6 +380,7 @@ export async function verifyAuditExport(
   if (fromSeq !== undefined && (!Number.isSafeInteger(fromSeq) || fromSeq < 1)) {
     throw new TypeError("verifyAuditExport's fromSeq must be a positive integer");
   }
+  await hmacKey(checkpointKey); // a key too short is a TypeError whatever the lines hold
   const read = (async function* () {
     for await (const line of lines) yield exportLine(line);
   })();

@@ -431,6 +431,7 @@ describe("api_keys/audit/chain.ts", () => {
       1,
     ]);
     await assert.rejects(verifyAuditExport(lines, { ...expected, fromSeq: 0 }), TypeError);
+    await assert.rejects(verifyAuditExport([], { ...expected, checkpointKey: "short" }), TypeError);
   });
 
   it("verifyAuditExport finds an export edited and re-hashed, cut, or of another deployment or tenant", async () => {
