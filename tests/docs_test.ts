@@ -325,6 +325,35 @@ describe("the code blocks", () => {
     });
   }
 
+  it("docs/security.md's auditor script refuses an export edited and hashed again, cut, or stripped of its checkpoints", () => {
+    const block = examples.get("audit-reverify");
+    assert.ok(block, 'docs/security.md has no example "audit-reverify"');
+    // Fed to the printed `reverify`, after the block verified the untouched export `lines`.
+    const tampering = String.raw`
+const last = lines.findLastIndex((line) => JSON.parse(line).type === "record");
+const forged = JSON.parse(lines[last]);
+forged.actor = "mallory";
+const { type: _type, tenantId, seq, at, prevHash, hash: _hash, ...entry } = forged;
+const text = prevHash + "\n" + tenantId + "\n" + seq + "\n" + at + "\n" + canonical(entry);
+forged.hash = hex(await crypto.subtle.digest("SHA-256", utf8.encode(text)));
+const tampered: [string, string[]][] = [
+  ["the last record edited, hashed again", lines.with(last, JSON.stringify(forged) + "\n")],
+  ["the last record dropped, its checkpoint kept", lines.toSpliced(last, 1)],
+  ["the tail cut", lines.slice(0, last)],
+  ["the checkpoint lines dropped", lines.filter((line) => JSON.parse(line).type === "record")],
+];
+for (const [name, variant] of tampered) {
+  if (await reverify(variant, "acme").then(() => true, () => false)) {
+    throw new Error("the auditor script passed: " + name);
+  }
+}
+console.log("refused", tampered.length);
+`;
+    const { status, output } = runBlock({ ...block, code: block.code + tampering }, examples);
+    assert.equal(status, 0, output);
+    assert.match(output, /refused 4/);
+  });
+
   for (const block of typescript.filter((block) => block.serve)) {
     it(`${block.page}:${block.line} serves HTTP on PORT under deno run`, async () => {
       const dir = mkdtempSync(join(tmpdir(), "api-kit-docs-"));

@@ -41,10 +41,14 @@ function hex(bytes: ArrayBuffer): string {
   return Array.from(new Uint8Array(bytes), (b) => b.toString(16).padStart(2, "0")).join("");
 }
 
+/** How deep `canonicalJson` nests arrays and objects: deeper is a `TypeError`, not a stack overflow. */
+const CANONICAL_JSON_MAX_DEPTH = 64;
+
 /**
  * `value` as canonical JSON: object keys sorted by code unit, no whitespace,
- * `undefined` members left out, dates as ISO 8601; a non-finite number or
- * another type throws a `TypeError`.
+ * `undefined` members left out, dates as ISO 8601; a non-finite number,
+ * another type or arrays and objects nested past `CANONICAL_JSON_MAX_DEPTH`
+ * levels throw a `TypeError`.
  *
  * @example
  * ```ts
@@ -53,6 +57,10 @@ function hex(bytes: ArrayBuffer): string {
  * ```
  */
 export function canonicalJson(value: unknown): string {
+  return canonicalAt(value, 0);
+}
+
+function canonicalAt(value: unknown, depth: number): string {
   if (value === null || typeof value === "boolean" || typeof value === "string") {
     return JSON.stringify(value);
   }
@@ -61,15 +69,45 @@ export function canonicalJson(value: unknown): string {
     return JSON.stringify(value);
   }
   if (value instanceof Date) return JSON.stringify(value.toISOString());
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(",")}]`;
-  if (typeof value === "object") {
-    const members = Object.entries(value as Record<string, unknown>)
-      .filter(([, v]) => v !== undefined)
-      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
-      .map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`);
-    return `{${members.join(",")}}`;
+  if (typeof value !== "object") {
+    throw new TypeError(`canonicalJson: cannot encode a ${typeof value}`);
   }
-  throw new TypeError(`canonicalJson: cannot encode a ${typeof value}`);
+  if (depth >= CANONICAL_JSON_MAX_DEPTH) {
+    throw new TypeError(
+      `canonicalJson: arrays and objects nest past ${CANONICAL_JSON_MAX_DEPTH} levels`,
+    );
+  }
+  const inner = (v: unknown) => canonicalAt(v, depth + 1);
+  if (Array.isArray(value)) return `[${value.map(inner).join(",")}]`;
+  const members = Object.entries(value as Record<string, unknown>)
+    .filter(([, v]) => v !== undefined)
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    .map(([k, v]) => `${JSON.stringify(k)}:${inner(v)}`);
+  return `{${members.join(",")}}`;
+}
+
+/**
+ * How many member names valid JSON text `json` holds (strings followed by
+ * `:`), read in one pass: more than its value's canonical JSON holds means a
+ * name given twice in one object, which `JSON.parse` reads as the last one.
+ */
+function memberNames(json: string): number {
+  const colon = /[ \t\n\r]*:/y;
+  let count = 0;
+  for (let open = json.indexOf('"'); open !== -1;) {
+    let close = json.indexOf('"', open + 1);
+    for (; close !== -1;) {
+      let backslashes = 0;
+      while (json.charCodeAt(close - 1 - backslashes) === 0x5c) backslashes++;
+      if (backslashes % 2 === 0) break;
+      close = json.indexOf('"', close + 1);
+    }
+    if (close === -1) break; // not JSON: never reached after JSON.parse
+    colon.lastIndex = close + 1;
+    if (colon.test(json)) count++;
+    open = json.indexOf('"', close + 1);
+  }
+  return count;
 }
 
 /**
@@ -237,8 +275,11 @@ export async function verifyAuditChain(
  * A line of `exportAuditLog` (its JSON text, or parsed) as the record
  * `verifyAuditChain` takes: its entry (every field but `type`, `tenantId`,
  * `seq`, `at`, `prevHash` and `hash`) as the canonical JSON body, `at` as a
- * `Date`. `null` for a checkpoint line; a `TypeError` for anything else (a
- * `SyntaxError` for text that is not JSON).
+ * `Date`. `null` for a checkpoint line; a `TypeError` for anything else, for
+ * an `at` not written as hashed (`toISOString`'s form: ISO 8601 UTC with ms)
+ * and for text naming a member twice in one object (a `SyntaxError` for text
+ * that is not JSON). A line already parsed is taken as it is: the parser
+ * kept one of two such members.
  *
  * @example
  * ```ts
@@ -247,21 +288,197 @@ export async function verifyAuditChain(
  * ```
  */
 export function storedAuditRecord(line: string | AuditExportLine): StoredAuditRecord | null {
+  return exportLine(line).record ?? null;
+}
+
+/** The fields every record line holds around its entry (`recordOf`). */
+const RECORD_FIELDS = 6;
+
+/**
+ * An export line (its JSON text, or parsed): its record, or a checkpoint
+ * line's members; a `TypeError` for anything else and for text naming a
+ * member twice in one object (see `storedAuditRecord`).
+ */
+function exportLine(
+  line: string | AuditExportLine,
+): { record: StoredAuditRecord; checkpoint?: undefined } | {
+  record?: undefined;
+  checkpoint: Record<string, unknown>;
+} {
   const parsed: unknown = typeof line === "string" ? JSON.parse(line) : line;
-  const fields =
-    (typeof parsed === "object" && parsed !== null && !Array.isArray(parsed)
-      ? parsed
-      : {}) as Record<string, unknown>;
-  if (fields.type === "checkpoint") return null;
+  if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) {
+    throw new TypeError("not a record or checkpoint line of an audit export");
+  }
+  const fields = parsed as Record<string, unknown>;
+  const record = fields.type === "checkpoint" ? undefined : recordOf(fields);
+  // The canonical text of the same value (a record's: its body and the fields around it).
+  const names = () =>
+    record === undefined
+      ? memberNames(canonicalJson(fields))
+      : memberNames(record.body) + RECORD_FIELDS;
+  if (typeof line === "string" && memberNames(line) !== names()) {
+    throw new TypeError("an audit export line names a member twice in one object");
+  }
+  return record === undefined ? { checkpoint: fields } : { record };
+}
+
+/** A record line's members as the record `verifyAuditChain` takes (see `storedAuditRecord`). */
+function recordOf(fields: Record<string, unknown>): StoredAuditRecord {
   const { type, tenantId, seq, at, prevHash, hash, ...entry } = fields;
   const when = new Date(typeof at === "string" ? at : Number.NaN);
   if (
     type !== "record" || typeof tenantId !== "string" || !Number.isSafeInteger(seq) ||
-    Number.isNaN(when.getTime()) || typeof prevHash !== "string" || typeof hash !== "string"
+    Number.isNaN(when.getTime()) || when.toISOString() !== at || typeof prevHash !== "string" ||
+    typeof hash !== "string"
   ) {
     throw new TypeError("not a record or checkpoint line of an audit export");
   }
   return { tenantId, seq: seq as number, at: when, body: canonicalJson(entry), prevHash, hash };
+}
+
+/** What `verifyAuditExport` checks an export file against. */
+export interface AuditExportExpectation {
+  /** The tenant every line must belong to. */
+  tenantId: string;
+  /** The `checkpointKey` of the deployment that wrote the export (it checks the MACs; 32 bytes or more). */
+  checkpointKey: string;
+  /**
+   * The `seq` the export starts at, as asked of `exportAuditLog` (or the
+   * anchor's after a prune): its first record's `prevHash` is taken as the
+   * line holds it. Without it, the export must start at record 1 (after 64 zeros).
+   */
+  fromSeq?: number;
+}
+
+/**
+ * Verifies a whole `exportAuditLog` file (its lines as text or parsed, in
+ * order; a stream: only the hashes of records past the last checkpoint line
+ * are held): the records as `verifyAuditChain` does, from record 1 or
+ * `fromSeq`; each checkpoint line signed with `checkpointKey` for
+ * `tenantId` (else `checkpoint_invalid`), naming a record read since the
+ * checkpoint line before it with that record's hash (else `edited`, or
+ * `deleted` for one not read yet); and the last line a checkpoint of the last
+ * record (else `truncated`). An export cut right after one of its checkpoint
+ * lines still verifies up to it: compare its head with a checkpoint kept
+ * elsewhere. A line that is neither kind throws as in `storedAuditRecord`.
+ *
+ * @example
+ * ```ts
+ * import { verifyAuditExport } from "./chain.ts";
+ * const checkpointKey = "an-audit-key-of-at-least-thirty-two-bytes";
+ * const answer = await verifyAuditExport([], { tenantId: "t1", checkpointKey });
+ * answer.ok; // true
+ * ```
+ */
+export async function verifyAuditExport(
+  lines:
+    | Iterable<string | AuditExportLine>
+    | AsyncIterable<string | AuditExportLine>,
+  expected: AuditExportExpectation,
+): Promise<AuditVerification> {
+  const { tenantId, checkpointKey, fromSeq } = expected;
+  if (fromSeq !== undefined && (!Number.isSafeInteger(fromSeq) || fromSeq < 1)) {
+    throw new TypeError("verifyAuditExport's fromSeq must be a positive integer");
+  }
+  await hmacKey(checkpointKey); // a key too short is a TypeError whatever the lines hold
+  const read = (async function* () {
+    for await (const line of lines) yield exportLine(line);
+  })();
+  const first = await read.next();
+  // Records read since the last checkpoint line: their hashes by seq.
+  const unsigned = new Map<number, string>();
+  let lastSeq = 0;
+  let endsSigned = true;
+  let found: Omit<Broken, "checked"> | undefined;
+  const records = async function* (): AsyncGenerator<StoredAuditRecord> {
+    for (let step = first; !step.done; step = await read.next()) {
+      const { record, checkpoint } = step.value;
+      if (record !== undefined) {
+        unsigned.set(record.seq, record.hash);
+        lastSeq = record.seq;
+        endsSigned = false;
+        yield record;
+        continue;
+      }
+      found = await checkpointLineProblem(checkpoint, expected, unsigned, lastSeq);
+      if (found !== undefined) return;
+      const seq = checkpoint.seq as number;
+      for (const signed of unsigned.keys()) if (signed <= seq) unsigned.delete(signed);
+      endsSigned = seq === lastSeq;
+    }
+  };
+  const anchor = fromSeq === undefined
+    ? undefined
+    : { seq: fromSeq, prevHash: first.done ? "" : first.value.record?.prevHash ?? "" };
+  let answer: AuditVerification;
+  try {
+    answer = await verifyAuditChain(records(), { tenantId, anchor });
+  } finally {
+    await read.return(undefined); // the lines left unread (a problem found): their source closed
+  }
+  if (!answer.ok) return answer;
+  if (found !== undefined) return { ...found, checked: answer.checked };
+  if (!endsSigned) {
+    return {
+      ok: false,
+      problem: "truncated",
+      seq: lastSeq + 1,
+      detail: `the export does not end with a checkpoint line of its last record ${lastSeq}`,
+      checked: answer.checked,
+    };
+  }
+  return answer;
+}
+
+/**
+ * What is wrong with an export's checkpoint line (see `verifyAuditExport`),
+ * given the hashes of the records read since the one before it and the last
+ * record's `seq`; `undefined` when nothing is.
+ */
+async function checkpointLineProblem(
+  fields: Record<string, unknown>,
+  expected: AuditExportExpectation,
+  unsigned: ReadonlyMap<number, string>,
+  lastSeq: number,
+): Promise<Omit<Broken, "checked"> | undefined> {
+  const checkpoint = fields as unknown as AuditCheckpoint;
+  const seq = Number(checkpoint.seq) || 0;
+  const valid = checkpoint.tenantId === expected.tenantId &&
+    await checkpointValid(expected.checkpointKey, checkpoint);
+  if (!valid) {
+    return {
+      ok: false,
+      problem: "checkpoint_invalid",
+      seq,
+      detail: "the checkpoint line is not one signed with this key for this tenant",
+    };
+  }
+  const hash = unsigned.get(seq);
+  if (hash === undefined && seq > lastSeq) {
+    return {
+      ok: false,
+      problem: "deleted",
+      seq,
+      detail: "a checkpoint line signs a record not read",
+    };
+  }
+  if (hash === undefined) {
+    return {
+      ok: false,
+      problem: "checkpoint_invalid",
+      seq,
+      detail: "the checkpoint line names no record read since the checkpoint line before it",
+    };
+  }
+  if (hash !== checkpoint.hash) {
+    return {
+      ok: false,
+      problem: "edited",
+      seq,
+      detail: "the record's hash is not its checkpoint line's",
+    };
+  }
+  return undefined;
 }
 
 /**

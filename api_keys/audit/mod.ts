@@ -29,6 +29,7 @@
  */
 export {
   type AuditChainExpectation,
+  type AuditExportExpectation,
   auditHash,
   canonicalJson,
   checkpointValid,
@@ -36,6 +37,7 @@ export {
   signCheckpoint,
   storedAuditRecord,
   verifyAuditChain,
+  verifyAuditExport,
 } from "./chain.ts";
 export { AUDIT_EXPORT_SCHEMA, type AuditExportSchema } from "./export_schema.ts";
 export {

@@ -7,10 +7,16 @@ import {
   checkpointValid,
   GENESIS_HASH,
   signCheckpoint,
+  storedAuditRecord,
   verifiedAuditRecords,
   verifyAuditChain,
+  verifyAuditExport,
 } from "../../../api_keys/audit/chain.ts";
-import type { AuditCheckpoint, StoredAuditRecord } from "../../../api_keys/audit/types.ts";
+import type {
+  AuditCheckpoint,
+  AuditVerification,
+  StoredAuditRecord,
+} from "../../../api_keys/audit/types.ts";
 
 const SECRET = "an-audit-key-of-at-least-thirty-two-bytes";
 
@@ -27,6 +33,38 @@ async function chain(n: number): Promise<StoredAuditRecord[]> {
   }
   return records;
 }
+
+/** `records` as `exportAuditLog` writes them: a checkpoint line every `every` records and at the end. */
+async function exportOf(
+  records: StoredAuditRecord[],
+  secret = SECRET,
+  every = 2,
+  tenantId = "t1",
+): Promise<string[]> {
+  const sign = async (r: StoredAuditRecord) =>
+    JSON.stringify({
+      type: "checkpoint",
+      ...await signCheckpoint(secret, tenantId, r.seq, r.hash, new Date(0)),
+    }) + "\n";
+  const lines: string[] = [];
+  let due: StoredAuditRecord | undefined;
+  for (const r of records) {
+    if (due !== undefined) lines.push(await sign(due));
+    due = r.seq % every === 0 ? r : undefined;
+    const { tenantId, seq, prevHash, hash } = r;
+    const at = r.at.toISOString();
+    lines.push(
+      JSON.stringify({ type: "record", ...JSON.parse(r.body), tenantId, seq, at, prevHash, hash }) +
+        "\n",
+    );
+  }
+  if (records.length > 0) lines.push(await sign(records.at(-1)!));
+  return lines;
+}
+
+/** `[problem, seq]` of a failed answer, `["ok", checked]` of a verified one. */
+const outcome = (answer: AuditVerification) =>
+  answer.ok ? ["ok", answer.checked] : [answer.problem, answer.seq];
 
 const headOf = (records: StoredAuditRecord[]) => {
   const last = records.at(-1)!;
@@ -275,6 +313,174 @@ describe("api_keys/audit/chain.ts", () => {
         false,
         String(at),
       );
+    }
+  });
+
+  it("canonicalJson refuses nesting past 64 levels with a TypeError naming the limit (never a RangeError)", () => {
+    const nested = (depth: number, wrap: (inner: unknown) => unknown): unknown => {
+      let value: unknown = 1;
+      for (let i = 0; i < depth; i++) value = wrap(value);
+      return value;
+    };
+    assert.equal(canonicalJson(nested(64, (v) => [v])), `${"[".repeat(64)}1${"]".repeat(64)}`);
+    assert.equal(canonicalJson(nested(64, (v) => ({ a: v }))).length, 64 * 6 + 1);
+    for (const depth of [65, 100_000]) {
+      for (const wrap of [(v: unknown) => [v], (v: unknown) => ({ a: v })]) {
+        assert.throws(() => canonicalJson(nested(depth, wrap)), {
+          name: "TypeError",
+          message: /64/,
+        });
+      }
+    }
+    // A line nested that deep is refused the same way.
+    const deep = "[".repeat(10_000) + "]".repeat(10_000);
+    const line = `{"type":"record","tenantId":"t1","seq":1,"at":"2026-01-01T00:00:00.000Z",` +
+      `"prevHash":"${GENESIS_HASH}","hash":"${GENESIS_HASH}","changes":${deep}}`;
+    assert.throws(() => storedAuditRecord(line), { name: "TypeError", message: /64/ });
+  });
+
+  it("storedAuditRecord takes at only as the line holds it hashed (ISO 8601 UTC with ms)", async () => {
+    const [record] = await chain(1);
+    const line = (at: string) =>
+      JSON.stringify({
+        type: "record",
+        ...JSON.parse(record.body),
+        tenantId: "t1",
+        seq: 1,
+        at,
+        prevHash: record.prevHash,
+        hash: record.hash,
+      });
+    const iso = record.at.toISOString();
+    assert.deepEqual(storedAuditRecord(line(iso)), record);
+    const oneHourLater = new Date(record.at.getTime() + 3_600_000).toISOString();
+    for (
+      const at of [
+        oneHourLater.replace("Z", "+01:00"), // the same instant, another text
+        iso.replace("T", " "),
+        iso.replace(".000Z", "Z"),
+        record.at.toUTCString(),
+        "not a date",
+      ]
+    ) {
+      assert.throws(() => storedAuditRecord(line(at)), TypeError, at);
+    }
+  });
+
+  it("storedAuditRecord refuses a line naming a member twice (JSON.parse would keep the last)", async () => {
+    const [record] = await chain(1);
+    const line = JSON.stringify({
+      type: "record",
+      ...JSON.parse(record.body),
+      actor: 'bob says "actor":"x"',
+      changes: { name: { before: "a", after: "b" } },
+      tenantId: "t1",
+      seq: 1,
+      at: record.at.toISOString(),
+      prevHash: record.prevHash,
+      hash: record.hash,
+    });
+    assert.notEqual(storedAuditRecord(line), null, "a member name inside a string is text");
+    for (
+      const forged of [
+        line.replace('{"type":"record",', '{"type":"record","actor":"mallory",'),
+        line.replace('{"before":"a"', '{"before":"z","before":"a"'),
+        line.replace('"seq":1', '"seq":1 ,\n "seq" : 1'),
+        line.replace('{"type":"record",', '{"type":"record","__proto__":{},"__proto__":{},'),
+      ]
+    ) {
+      assert.throws(
+        () => storedAuditRecord(forged),
+        { name: "TypeError", message: /twice/ },
+        forged,
+      );
+    }
+    const checkpoint = await signCheckpoint(SECRET, "t1", 1, record.hash, new Date(0));
+    const checkpointLine = JSON.stringify({ type: "checkpoint", ...checkpoint });
+    assert.equal(storedAuditRecord(checkpointLine), null);
+    assert.throws(
+      () => storedAuditRecord(checkpointLine.replace('"seq":1', '"seq":2,"seq":1')),
+      TypeError,
+    );
+  });
+
+  it("verifyAuditExport verifies an export file: its records, and its checkpoint lines with the key", async () => {
+    const records = await chain(6);
+    const lines = await exportOf(records);
+    const expected = { tenantId: "t1", checkpointKey: SECRET };
+    assert.deepEqual(await verifyAuditExport(lines, expected), {
+      ok: true,
+      checked: 6,
+      head: headOf(records),
+    });
+    // Parsed lines, and an async stream, too.
+    const stream = async function* () {
+      for (const line of lines) yield JSON.parse(line);
+    };
+    assert.deepEqual(outcome(await verifyAuditExport(stream(), expected)), ["ok", 6]);
+    assert.deepEqual(outcome(await verifyAuditExport([], expected)), ["ok", 0]);
+    // An export from a later record (exportAuditLog's fromSeq, or after a prune): said so.
+    const fromThree = lines.slice(lines.findIndex((l) => JSON.parse(l).seq === 3));
+    assert.deepEqual(outcome(await verifyAuditExport(fromThree, { ...expected, fromSeq: 3 })), [
+      "ok",
+      4,
+    ]);
+    assert.deepEqual(outcome(await verifyAuditExport(fromThree, expected)), ["deleted", 1]);
+    assert.deepEqual(outcome(await verifyAuditExport(lines, { ...expected, fromSeq: 3 })), [
+      "inserted",
+      1,
+    ]);
+    await assert.rejects(verifyAuditExport(lines, { ...expected, fromSeq: 0 }), TypeError);
+    await assert.rejects(verifyAuditExport([], { ...expected, checkpointKey: "short" }), TypeError);
+  });
+
+  it("verifyAuditExport finds an export edited and re-hashed, cut, or of another deployment or tenant", async () => {
+    const records = await chain(6);
+    const lines = await exportOf(records);
+    const expected = { tenantId: "t1", checkpointKey: SECRET };
+    const kind = (line: string) => `${JSON.parse(line).type}:${JSON.parse(line).seq}`;
+    const without = (...dropped: string[]) => lines.filter((l) => !dropped.includes(kind(l)));
+    // Record 3 edited, records 3 to 6 hashed again, the checkpoint lines kept.
+    const rehashed = [...records.slice(0, 2)];
+    for (const r of records.slice(2)) {
+      const body = r.seq === 3 ? r.body.replace('"k3"', '"k9"') : r.body;
+      const prevHash = rehashed.at(-1)!.hash;
+      rehashed.push({
+        ...r,
+        body,
+        prevHash,
+        hash: await auditHash(prevHash, "t1", r.seq, r.at, body),
+      });
+    }
+    const edited = (await exportOf(rehashed)).map((line, i) =>
+      JSON.parse(line).type === "checkpoint" ? lines[i] : line
+    );
+    const otherDeployment = await exportOf(records, `${SECRET}-elsewhere`);
+    const otherTenant = await exportOf(records, SECRET, 2, "t2");
+    const cases: [string, string[], [string, number]][] = [
+      ["record 3 edited, the tail hashed again", edited, ["edited", 4]],
+      ["the last record and its checkpoint cut", without("record:6", "checkpoint:6"), [
+        "truncated",
+        6,
+      ]],
+      ["the last checkpoint line cut", without("checkpoint:6"), ["truncated", 7]],
+      ["the first record cut", without("record:1"), ["deleted", 1]],
+      ["the last record dropped, its checkpoint kept", without("record:6"), ["deleted", 6]],
+      ["a record in the middle dropped", without("record:3"), ["deleted", 3]],
+      ["the checkpoint lines dropped", lines.filter((l) => kind(l).startsWith("record")), [
+        "truncated",
+        7,
+      ]],
+      ["another deployment's export (another key)", otherDeployment, ["checkpoint_invalid", 2]],
+      ["a checkpoint line of another tenant", [
+        ...lines.slice(0, -1),
+        otherTenant.at(-1)!,
+      ], ["checkpoint_invalid", 6]],
+      ["a checkpoint line repeated", [...lines, lines.at(-1)!], ["checkpoint_invalid", 6]],
+      ["a checkpoint line first", [lines[2], ...lines], ["deleted", 2]],
+    ];
+    for (const [name, tampered, answer] of cases) {
+      assert.deepEqual(outcome(await verifyAuditExport(tampered, expected)), answer, name);
     }
   });
 });

@@ -135,6 +135,30 @@ describe("api_keys/audit/mod.ts", () => {
     await service.close();
   });
 
+  it("verifyAuditExport verifies the service's export, from fromSeq too, with its checkpointKey only", async () => {
+    const { service } = setup();
+    const scopes = [{ resource: "orders", level: "read" as const }];
+    for (let i = 0; i < 3; i++) {
+      const { id } = await service.create({ tenantId: "acme", name: `k${i}`, scopes });
+      await service.revoke(id, { actor: "bob" });
+    }
+    const lines = await Array.fromAsync(service.exportAuditLog("acme"));
+    const expected = { tenantId: "acme", checkpointKey: CHECKPOINT_KEY };
+    const whole = await audit.verifyAuditExport(lines, expected);
+    assert.deepEqual(whole.ok && whole.checked, 6);
+    const fromFour = await Array.fromAsync(service.exportAuditLog("acme", 4));
+    const part = await audit.verifyAuditExport(fromFour, { ...expected, fromSeq: 4 });
+    assert.deepEqual(part.ok && part.checked, 3);
+    const cut = await audit.verifyAuditExport(lines.slice(0, -2), expected);
+    assert.equal(cut.ok, false);
+    const elsewhere = await audit.verifyAuditExport(lines, {
+      ...expected,
+      checkpointKey: `${CHECKPOINT_KEY}-elsewhere`,
+    });
+    assert.equal(elsewhere.ok ? "ok" : elsewhere.problem, "checkpoint_invalid");
+    await service.close();
+  });
+
   it("GET /audit answers the tenant's records by the routes' actors, newest first, with a cursor", async () => {
     const { service, call, decisions } = setup();
     const alice = { tenant: "acme", user: "alice@acme" };
