@@ -256,7 +256,9 @@ describe("errorMessageOf: credentials", () => {
         ],
         ["authorization=Basic dXNlcjpw next", "authorization=*** next"],
         [`{"Authorization":"Bearer abc"}`, `{"Authorization":***}`],
-        ["AUTHORIZATION: tok123 x", "AUTHORIZATION: *** x"],
+        ["AUTHORIZATION: tok123", "AUTHORIZATION: ***"],
+        // A value without a scheme cannot be told from one with it: the next word hidden too.
+        ["authorization: tok123 x y", "authorization: *** y"],
         ["Proxy-Authorization: Basic dXNlcjpw", "Proxy-Authorization: ***"],
         ["X-Api-Key: sk_live_abc x", "X-Api-Key: *** x"],
         // The words alone unchanged.
