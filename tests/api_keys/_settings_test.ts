@@ -35,6 +35,26 @@ describe("compileSettings", () => {
     assert.doesNotThrow(() => compileSettings({ ...memory(), cache: undefined }));
   });
 
+  it("refuses an unknown option inherited too (the options are read through their prototype), not an enumerable field of Object.prototype (a polyfill's)", () => {
+    const inherited = Object.assign(Object.create({ cahce: {} }), memory());
+    assert.throws(() => new ApiKeysService(inherited), {
+      name: "TypeError",
+      message: /^ApiKeysServiceOptions: unknown option `cahce` \(known: peppers, /,
+    });
+    Object.defineProperty(Object.prototype, "extend", {
+      value: () => {},
+      enumerable: true,
+      configurable: true,
+      writable: true,
+    });
+    try {
+      assert.doesNotThrow(() => compileSettings(memory()));
+      assert.throws(() => compileSettings({ ...memory(), extend: 1 } as never), /`extend`/);
+    } finally {
+      delete (Object.prototype as { extend?: unknown }).extend;
+    }
+  });
+
   it("fills the defaults, frozen", () => {
     const settings = compileSettings(memory());
     assert.ok(Object.isFrozen(settings));
