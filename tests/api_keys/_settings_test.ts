@@ -5,6 +5,7 @@ import { InMemoryApiKeyStorage } from "../../api_keys/storage/in_memory.ts";
 import { ApiKeysService } from "../../api_keys/service.ts";
 import { createRateLimiter } from "../../rate_limits/limiter.ts";
 import { overrideStorage, PEPPER_1 } from "./helpers.ts";
+import { withPolyfillField } from "../polyfill_field.ts";
 
 const memory = () => ({ peppers: { 1: PEPPER_1 }, storage: new InMemoryApiKeyStorage() });
 const sevenOperations = () => ({
@@ -41,18 +42,10 @@ describe("compileSettings", () => {
       name: "TypeError",
       message: /^ApiKeysServiceOptions: unknown option `cahce` \(known: peppers, /,
     });
-    Object.defineProperty(Object.prototype, "extend", {
-      value: () => {},
-      enumerable: true,
-      configurable: true,
-      writable: true,
-    });
-    try {
+    withPolyfillField("extend", () => {
       assert.doesNotThrow(() => compileSettings(memory()));
       assert.throws(() => compileSettings({ ...memory(), extend: 1 } as never), /`extend`/);
-    } finally {
-      delete (Object.prototype as { extend?: unknown }).extend;
-    }
+    });
   });
 
   it("fills the defaults, frozen", () => {

@@ -1,6 +1,7 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { assertKnownFields } from "../../telemetry/_known_fields.ts";
+import { withPolyfillField } from "../polyfill_field.ts";
 
 describe("assertKnownFields", () => {
   const known = ["cost", "subjects"];
@@ -45,21 +46,13 @@ describe("assertKnownFields", () => {
     );
   });
   it("reads past an enumerable field of Object.prototype (a polyfill's is no caller's option: refused, it would fail every check)", () => {
-    Object.defineProperty(Object.prototype, "extend", {
-      value: () => {},
-      enumerable: true,
-      configurable: true,
-      writable: true,
-    });
-    try {
+    withPolyfillField("extend", () => {
       assert.doesNotThrow(() => assertKnownFields({ cost: 1 }, known, "check", "option"));
       assert.doesNotThrow(() => assertKnownFields({}, known, "check", "option"));
       assert.throws(() => assertKnownFields({ extend: 1 }, known, "check", "option"), /`extend`/);
       assert.throws(() => assertKnownFields({ d: 1 }, known, "x"), {
         message: "x: unknown field `d` (known: cost, subjects)",
       });
-    } finally {
-      delete (Object.prototype as { extend?: unknown }).extend;
-    }
+    });
   });
 });
