@@ -2,49 +2,17 @@
  * The checks of the `ApiKeysService` options whose code loads after
  * construction (`usage`, `feed`, `audit`, `persistIntervalMs`): run at
  * construction, so a bad option still throws there, while the recorder,
- * follower, audit log and credit book they configure load with the flows;
- * and the one refusal of an unknown option of the API-key options bags.
+ * follower, audit log and credit book they configure load with the flows.
  *
  * @module
  */
 import type { ApiKeyAuditOptions } from "./audit/types.ts";
 import type { ApiKeyChangeFeed } from "./change_feed.ts";
 import type { ApiKeyUsageOptions } from "./metering/usage.ts";
+import { assertKnownFields } from "../telemetry/_known_fields.ts";
 
 /** Largest `maxStalenessMs`: the longest cache TTL, in ms. */
 export const MAX_MAX_STALENESS_MS = 60_000;
-
-/**
- * Throws a `TypeError` naming every key of `options` outside `known` after
- * `label`, then the known ones (`ApiKeysServiceOptions`, `ApiKeysModuleOptions`,
- * `createApiKeyAuthorizer`, the `audit` option, `AuthorizeOptions`; with `kind`
- * `"field"`, the rate-limit policies and credits of `create` and `rotate`): a
- * misspelt option silently ignored is a check silently off.
- *
- * @example
- * ```ts
- * import { refuseUnknownOptions } from "./_options.ts";
- * refuseUnknownOptions({ debounceMs: 0 }, "ApiKeysServiceOptions", ["debounceMs"]);
- * ```
- */
-export function refuseUnknownOptions(
-  options: object,
-  label: string,
-  known: readonly string[],
-  kind: "option" | "field" = "option",
-): void {
-  // No list made for a bag without an unknown key: `AuthorizeOptions` is checked per request.
-  for (const key in options) {
-    if (!known.includes(key) && Object.hasOwn(options, key)) {
-      const unknown = Object.keys(options).filter((key) => !known.includes(key));
-      throw new TypeError(
-        `${label}: unknown ${kind}${unknown.length > 1 ? "s" : ""} ${
-          unknown.map((key) => `\`${key}\``).join(", ")
-        } (known: ${known.join(", ")})`,
-      );
-    }
-  }
-}
 
 /** Largest `unknownPrefixLookups.perSecond`. */
 const MAX_UNKNOWN_PREFIX_LOOKUPS_PER_SECOND = 10_000;
@@ -85,7 +53,7 @@ export function auditOptions(options: unknown, label: string): Required<ApiKeyAu
   if (typeof options !== "object" || options === null) {
     throw new TypeError(`${label} must be an object`);
   }
-  refuseUnknownOptions(options, label, AUDIT_OPTIONS);
+  assertKnownFields(options, AUDIT_OPTIONS, label, "option");
   const {
     checkpointKey,
     checkpointEvery = 1_000,

@@ -40,13 +40,8 @@ import type { ApiKeyTtlPolicy } from "./types.ts";
 import { buildLimits, type RequestLimits } from "./metering/_limits.ts";
 import type { UsageRecorder } from "./metering/_usage.ts";
 import type { AuditLog } from "./audit/_log.ts";
-import {
-  auditOptions,
-  feedOptions,
-  MAX_MAX_STALENESS_MS,
-  refuseUnknownOptions,
-  usageOptions,
-} from "./_options.ts";
+import { auditOptions, feedOptions, MAX_MAX_STALENESS_MS, usageOptions } from "./_options.ts";
+import { assertKnownFields } from "../telemetry/_known_fields.ts";
 
 const DEFAULT_DEBOUNCE_MS = 60_000;
 /** The default of `storageTimeoutMs` (also `keyImporter`'s deadline). */
@@ -332,7 +327,7 @@ export function compileSettings(options: unknown): Settings {
   if (typeof options !== "object" || options === null) {
     throw new TypeError("ApiKeysServiceOptions must be an object");
   }
-  refuseUnknownOptions(options, "ApiKeysServiceOptions", SERVICE_OPTIONS);
+  assertKnownFields(options, SERVICE_OPTIONS, "ApiKeysServiceOptions", "option");
   const o = options as Partial<Record<keyof ApiKeysServiceOptions, unknown>>;
   const layouts = compileKeyLayouts(o.legacyKeyLayouts, `${PREFIX}legacyKeyLayouts`);
   const redact: Redact = (line) => layouts.redact(line);

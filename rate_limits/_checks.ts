@@ -1,6 +1,6 @@
 /**
  * Input checks of the rate-limits core, internal: a count, a cost, credits, a
- * policy or balance name, a counter subject, and unknown names. Each throws a
+ * policy or balance name, a counter subject. Each throws a
  * `TypeError` naming what is wrong.
  *
  * @module
@@ -140,35 +140,4 @@ export function assertEpochMs(value: unknown, what: string): number {
 /** Throws a `TypeError` naming `what` unless `value` is 0–`MAX_CREDITS` credits. */
 export function assertCredits(value: unknown, what: string): number {
   return assertBounded(value, 0, MAX_CREDITS, what);
-}
-
-/**
- * Throws a `TypeError` (`<label>: unknown field \`x\` (known: ...)`) for the
- * first enumerable key of `value`, own or inherited (a known one is read from
- * the prototype too) but not one of `Object.prototype`'s (a polyfill's field
- * there is read past), not in `known` (`kind` names it otherwise): the one
- * refusal of an unknown name of the component's options and inputs (a
- * rate-limit policy's fields). A class's methods are not enumerable.
- *
- * @example
- * ```ts
- * import { assertKnownFields } from "./_checks.ts";
- * assertKnownFields({ name: "api" }, ["name", "limit"], 'rate-limit policy "api"');
- * ```
- */
-export function assertKnownFields(
-  value: object,
-  known: readonly string[],
-  label: string,
-  kind = "field",
-): void {
-  // No list made (`Object.keys`) and no call per field (`includes`): the limiter checks a check's
-  // options and balances per call.
-  next: for (const key in value) {
-    for (let i = 0; i < known.length; i++) if (known[i] === key) continue next;
-    // An enumerable field of Object.prototype (a polyfill's) is no caller's: refused, it would
-    // fail every check.
-    if (!Object.hasOwn(value, key) && Object.hasOwn(Object.prototype, key)) continue;
-    throw new TypeError(`${label}: unknown ${kind} \`${key}\` (known: ${known.join(", ")})`);
-  }
 }

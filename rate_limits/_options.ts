@@ -4,12 +4,12 @@
  *
  * @module
  */
-import { assertKnownFields } from "./_checks.ts";
+import { assertKnownFields } from "../telemetry/_known_fields.ts";
 
 /**
- * Throws a `TypeError` (`<label>: unknown option \`x\` (known: ...)`) for the
- * first own key of `options` not in `known`, or when `options` is not an
- * object; `undefined` passes.
+ * Throws a `TypeError` (`<label>: unknown option \`x\` (known: ...)`) naming
+ * each key of `options` not in `known` (`assertKnownFields`), or when
+ * `options` is not an object; `undefined` passes.
  *
  * @example
  * ```ts

@@ -5,7 +5,8 @@
  *
  * @module
  */
-import { assertBounded, assertCredits, assertKnownFields, MAX_CREDITS } from "./_checks.ts";
+import { assertBounded, assertCredits, MAX_CREDITS } from "./_checks.ts";
+import { assertKnownFields } from "../telemetry/_known_fields.ts";
 import type { CreditChange, CreditRefill } from "./store.ts";
 import { settleBalance } from "./_refill.ts";
 

@@ -37,11 +37,11 @@ import {
   assertCount,
   assertCredits,
   assertEpochMs,
-  assertKnownFields,
   assertName,
   assertSubject,
   MAX_CREDITS,
 } from "./_checks.ts";
+import { assertKnownFields } from "../telemetry/_known_fields.ts";
 
 /** What happens to a check the store does not answer (see docs/rate-limits.md "Failure policy"). */
 export type OnStoreError = "open" | "closed" | "local";

@@ -4,13 +4,8 @@
  *
  * @module
  */
-import {
-  assertBounded,
-  assertCost,
-  assertKnownFields,
-  assertName,
-  MAX_POLICY_LIMIT,
-} from "./_checks.ts";
+import { assertBounded, assertCost, assertName, MAX_POLICY_LIMIT } from "./_checks.ts";
+import { assertKnownFields } from "../telemetry/_known_fields.ts";
 
 /** A named limit: at most `limit` units in any interval of `windowMs`. */
 export interface RateLimitPolicy {

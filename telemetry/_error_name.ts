@@ -36,7 +36,8 @@ const HIDDEN_MAX = 4 * MESSAGE_MAX;
  * The message of a thrown value: its `message`, else its `code` (a system
  * error's `ECONNREFUSED`), else the value as text, a URL's user and password
  * hidden (`postgresql://***@db`) and a credential's value too (a query's
- * `?password=***`, libpq's `password=***`), at most `MESSAGE_MAX` characters;
+ * `?password=***`, libpq's `password=***`, JSON's `"password":***`, YAML's
+ * `password: ***`, `Authorization: ***`), at most `MESSAGE_MAX` characters;
  * `"unknown"` when it cannot be read (a revoked `Proxy`, a throwing getter).
  * Never throws.
  *
@@ -60,7 +61,10 @@ export function errorMessageOf(error: unknown): string {
         URL_TEXT,
         (url, scheme: string, at: number) => hideCredentials(url, scheme, at + url.length === end),
       )
-      .replace(CREDENTIAL, (_, query, pair) => `${query ?? pair}***`).slice(0, MESSAGE_MAX);
+      .replace(CREDENTIAL, (_, query, pair, header) => `${query ?? pair ?? header}***`).slice(
+        0,
+        MESSAGE_MAX,
+      );
   } catch {
     return "unknown";
   }
@@ -89,8 +93,23 @@ function hideCredentials(url: string, scheme: string, cut: boolean): string {
   return at < 0 ? url : `${scheme}***${url.slice(at)}`;
 }
 
-/** A credential's name: a word ending in one (`sslpassword`, `client_secret`). */
-const KEY = String.raw`\w*(?:pass(?:word|wd)?|pwd|secret|token|api_?key)`;
+/** The end of a credential's name, in a regular expression's text. */
+const KEY_END = String.raw`(?:pass(?:word|wd)?|pwd|secret|token|api[_-]?key)`;
+
+/** A credential's name: a word ending in one (`sslpassword`, `client_secret`, `X-Api-Key`). */
+const KEY = String.raw`\w*${KEY_END}`;
+
+/**
+ * A credential's name in a URL's query: `KEY` with any character written
+ * `%XX` (`pass%77ord`, `client%5Fsecret`). An escape starts with `%`, which no
+ * `\w` is: each position is read one way only.
+ */
+const QUERY_KEY = String.raw`(?:\w|%[0-9a-f]{2})*` +
+  KEY_END.replace(/\[_-\]|[a-z]/g, (c) => {
+    if (c.length > 1) return "(?:[_-]|%5f|%2d)";
+    const hex = c.charCodeAt(0).toString(16); // a-z: 61-7a, A-Z: 41-5a
+    return `(?:${c}|%[${hex[0]}${Number(hex[0]) - 2}]${hex[1]})`;
+  });
 
 /**
  * A quoted value, single or double, whole with its `\'` / `\"` escapes (to the
@@ -99,16 +118,20 @@ const KEY = String.raw`\w*(?:pass(?:word|wd)?|pwd|secret|token|api_?key)`;
 const QUOTED = String.raw`'(?:[^'\\]|\\[^])*'?|"(?:[^"\\]|\\[^])*"?`;
 
 /**
- * A credential's name and `=` (kept), and its value (hidden): a quoted value
- * (`QUOTED`); else in a URL's query (after `?` or `&`) up to the next `&`,
- * space or quote (a `#` may be the password's: hidden too); elsewhere (a
- * libpq `key=value` connection string, spaces allowed around `=`) up to the
- * next space or quote. The name's `\w*` backtracks within its one word only,
- * and the value runs once, greedy, with nothing after it to backtrack for:
- * linear in the text.
+ * A credential's name and separator (kept), and its value (hidden): a quoted
+ * value (`QUOTED`); else in a URL's query (after `?` or `&`, the name perhaps
+ * percent-encoded) up to the next `&`, space or quote (a `#` may be the
+ * password's: hidden too); elsewhere (a libpq `key=value` connection string,
+ * JSON's or YAML's `key: value`, the name perhaps quoted, spaces allowed
+ * around `=` or `:`) up to the next space or quote; an `Authorization` header's
+ * value (`Bearer abc`) with its scheme. The name backtracks within its one
+ * word only, and the value runs once, greedy, with nothing after it to
+ * backtrack for: linear in the text.
  */
 const CREDENTIAL = new RegExp(
-  String.raw`([?&]${KEY}=)(?:${QUOTED}|[^&\s'"]*)|(\b${KEY}\s*=\s*)(?:${QUOTED}|[^\s'"]*)`,
+  String.raw`([?&]${QUERY_KEY}=)(?:${QUOTED}|[^&\s'"]*)` +
+    String.raw`|(\b${KEY}["']?\s*[:=]\s*)(?:${QUOTED}|[^\s'"]*)` +
+    String.raw`|(\bauthorization["']?\s*[:=]\s*)(?:${QUOTED}|(?:[a-z][\w-]*[ \t]+)?[^\s'"]*)`,
   "gi",
 );
 

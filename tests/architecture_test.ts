@@ -215,7 +215,7 @@ describe("architecture", () => {
     });
   }
 
-  it("only ./telemetry imports @opentelemetry/api (an optional peer); its taps, error names, detached calls, text rule and timer bound import nothing", () => {
+  it("only ./telemetry imports @opentelemetry/api (an optional peer); its taps, error names, detached calls, text rule, timer bound and unknown-field rule import nothing", () => {
     const importers = LIBRARY_FILES.filter((file) =>
       importsOf(file).some((s) => s.startsWith("@opentelemetry/"))
     );
@@ -225,6 +225,7 @@ describe("architecture", () => {
     assert.deepEqual(importsOf("telemetry/_detached.ts"), []);
     assert.deepEqual(importsOf("telemetry/_text.ts"), []);
     assert.deepEqual(importsOf("telemetry/_timer.ts"), []);
+    assert.deepEqual(importsOf("telemetry/_known_fields.ts"), []);
   });
 
   it("only ./safe-response/openapi imports @nestjs/swagger (an optional peer)", () => {
@@ -244,12 +245,12 @@ describe("architecture", () => {
     assert.ok(openapi.length > 0);
   });
 
-  it("the Fetch bindings import no npm package, and ./api-keys/fetch nothing of safe-response (of telemetry, its detached calls only)", () => {
+  it("the Fetch bindings import no npm package, and ./api-keys/fetch nothing of safe-response (of telemetry, its detached calls and unknown-field rule only)", () => {
     for (const file of sourceFiles("api_keys/fetch/")) {
       for (const specifier of importsOf(file)) {
         assert.match(
           specifier,
-          /^(\.\.?\/((leaks|admin|metering)\/)?[\w.]+|\.\.\/\.\.\/telemetry\/_detached)\.ts$/,
+          /^(\.\.?\/((leaks|admin|metering)\/)?[\w.]+|\.\.\/\.\.\/telemetry\/_(detached|known_fields))\.ts$/,
           file,
         );
       }
@@ -282,12 +283,12 @@ describe("architecture", () => {
     assert.deepEqual(noble, ["api_keys/hasher.ts", "api_keys/sha256_hasher.ts"]);
   });
 
-  it("the rate-limits core imports only its own files (and the telemetry leaves: taps, error names, detached calls, the text rule, the timer bound), and its stores only the core (and the timer bound)", () => {
+  it("the rate-limits core imports only its own files (and the telemetry leaves: taps, error names, detached calls, the text rule, the timer bound, the unknown-field rule), and its stores only the core (and the timer bound)", () => {
     for (const file of sourceFiles("rate_limits/")) {
       for (const specifier of importsOf(file)) {
         assert.match(
           specifier,
-          /^(\.\/[\w.]+|\.\.\/telemetry\/_(taps|error_name|detached|text|timer))\.ts$/,
+          /^(\.\/[\w.]+|\.\.\/telemetry\/_(taps|error_name|detached|text|timer|known_fields))\.ts$/,
           file,
         );
       }

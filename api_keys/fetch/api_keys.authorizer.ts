@@ -10,7 +10,7 @@
 import { apiKeyChallenge, ApiKeyError, ApiKeyStorageError } from "../errors.ts";
 import { requiredEnvironmentOf, requiredScopeOf } from "../_route_requirements.ts";
 import type { ApiKeysService } from "../service.ts";
-import { refuseUnknownOptions } from "../_options.ts";
+import { assertKnownFields } from "../../telemetry/_known_fields.ts";
 import { failureLine } from "../_sinks.ts";
 import { serviceLog } from "../_service_hooks.ts";
 import { callDetached } from "../../telemetry/_detached.ts";
@@ -290,7 +290,7 @@ function requirementsOf(
   if (typeof given !== "object" || given === null) {
     throw new TypeError(`${who}: requirements must be an object`);
   }
-  refuseUnknownOptions(given, who, known);
+  assertKnownFields(given, known, who, "option");
   const requirements: ApiKeyRequirements = { ...base };
   if (given.requiredScope !== undefined) {
     const { resource, level } = given.requiredScope;

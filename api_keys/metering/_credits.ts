@@ -21,7 +21,8 @@ import {
 } from "./_limits.ts";
 import { type OutageReporter, type Redact, warnPerOutage } from "../_sinks.ts";
 import { unref } from "../_unref.ts";
-import { checkPersistInterval, refuseUnknownOptions } from "../_options.ts";
+import { checkPersistInterval } from "../_options.ts";
+import { assertKnownFields } from "../../telemetry/_known_fields.ts";
 import type { StorageAccess } from "../storage/_access.ts";
 import { newestPoolRecord, withPool } from "../storage/_answers.ts";
 import type {
@@ -153,7 +154,7 @@ function creditPartsOfInput(input: ApiKeyCreditsInput): { own?: Credits; pool?: 
   if (typeof input !== "object" || input === null) throw new TypeError("credits must be an object");
   // Input only: stored credits are not checked (another version's field is read past). The
   // pool's and each refill rule's unknown fields are `compileCredits`'s to refuse.
-  refuseUnknownOptions(input, "credits", ["remaining", "refill", "sharedBy", "pool"], "field");
+  assertKnownFields(input, ["remaining", "refill", "sharedBy", "pool"], "credits", "field");
   const { sharedBy, pool } = input;
   if (sharedBy !== undefined && sharedBy !== "tenant") {
     throw new TypeError('credits.sharedBy must be "tenant"');
@@ -214,7 +215,7 @@ export function compileKeyCreditChange(change: ApiKeyCreditChange): ApiKeyCredit
     throw new TypeError("anchor is a store's change: give { refill } to keep the balance");
   }
   if (typeof c === "object" && c !== null) {
-    refuseUnknownOptions(c, "credit change", ["set", "add", "refill"], "field");
+    assertKnownFields(c, ["set", "add", "refill"], "credit change", "field");
   }
   if (typeof c !== "object" || c === null || !("refill" in c)) {
     return compileCreditChange(change as CreditChange) as ApiKeyCreditChange;

@@ -24,7 +24,7 @@ import {
   compileRateLimitPolicies,
   type RateLimitPolicy,
 } from "../../rate_limits/policy.ts";
-import { refuseUnknownOptions } from "../_options.ts";
+import { assertKnownFields } from "../../telemetry/_known_fields.ts";
 import { assertCost, assertCount } from "./_count.ts";
 import { RATE_LIMIT_FIELD, RATE_LIMIT_POLICY_FIELD } from "./_rate_limit_fields.ts";
 import { loadedSha256, loadSha256 } from "../hasher.ts";
@@ -160,10 +160,10 @@ function checkedCompile(input: unknown): Compiled {
     return compiled;
   }
   (input as readonly object[]).forEach((policy, i) =>
-    refuseUnknownOptions(
+    assertKnownFields(
       policy,
-      `rate-limit policy "${compiled.list[i].name}"`,
       KEY_POLICY_FIELDS,
+      `rate-limit policy "${compiled.list[i].name}"`,
       "field",
     )
   );

@@ -13,7 +13,7 @@ import { isThenable, resolveClientIp, trackedNetwork } from "../ip_allowlist.ts"
 import { apiKeyChallenge, ApiKeyError } from "../errors.ts";
 import { failureLine } from "../_sinks.ts";
 import { serviceLog } from "../_service_hooks.ts";
-import { refuseUnknownOptions } from "../_options.ts";
+import { assertKnownFields } from "../../telemetry/_known_fields.ts";
 import { bugIdentity, bugReporter, rateLimitHeaders } from "../metering/_limits.ts";
 import type { ApiKeyContext } from "../types.ts";
 import { defaultApiKeyClientIpResolver } from "./api_keys.client_ip.ts";
@@ -339,7 +339,12 @@ export class ApiKeysThrottlerTracker {
   getTracker(
     options: ApiKeysThrottlerTrackerOptions = {},
   ): (request: object) => string | Promise<string> {
-    refuseUnknownOptions(options, "ApiKeysThrottlerTracker.getTracker", ["ipv6SubnetPrefix"]);
+    assertKnownFields(
+      options,
+      ["ipv6SubnetPrefix"],
+      "ApiKeysThrottlerTracker.getTracker",
+      "option",
+    );
     const bits = options.ipv6SubnetPrefix ?? 64;
     if (!Number.isInteger(bits) || bits < 0 || bits > 128) {
       throw new TypeError("ipv6SubnetPrefix must be an integer from 0 to 128");

@@ -19,7 +19,7 @@ import { serviceRedact } from "../_service_hooks.ts";
 import { ApiKeysService } from "../service.ts";
 import type { ApiKeysServiceOptions } from "../service_options.ts";
 import type { ApiKeyChangeFeed } from "../change_feed.ts";
-import { refuseUnknownOptions } from "../_options.ts";
+import { assertKnownFields } from "../../telemetry/_known_fields.ts";
 import { SERVICE_OPTIONS } from "../_settings.ts";
 import { MAX_TIMER_MS } from "../../telemetry/_timer.ts";
 import type { ApiKeyStorage } from "../storage/types.ts";
@@ -188,7 +188,12 @@ function resolveModule(options: ApiKeysModuleOptions): ResolvedApiKeysModule {
   if (typeof options !== "object" || options === null) {
     throw new TypeError("ApiKeysModuleOptions must be an object");
   }
-  refuseUnknownOptions(options, "ApiKeysModuleOptions", [...SERVICE_OPTIONS, ...MODULE_OPTIONS]);
+  assertKnownFields(
+    options,
+    [...SERVICE_OPTIONS, ...MODULE_OPTIONS],
+    "ApiKeysModuleOptions",
+    "option",
+  );
   const { contextWriter, clientIpResolver, expiryNotices, xRateLimitHeaders, ...serviceOptions } =
     options;
   if (xRateLimitHeaders !== undefined && typeof xRateLimitHeaders !== "boolean") {

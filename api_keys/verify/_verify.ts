@@ -25,7 +25,7 @@ import { assertScopeLevel, scopeSatisfies } from "../scopes.ts";
 import type { Settings } from "../_settings.ts";
 import { emptiedBalances, storedRateLimits } from "../metering/_limits.ts";
 import { assertCost } from "../metering/_count.ts";
-import { refuseUnknownOptions } from "../_options.ts";
+import { assertKnownFields } from "../../telemetry/_known_fields.ts";
 import { errorNameOf } from "../../telemetry/_error_name.ts";
 import type { Settled } from "../../telemetry/_taps.ts";
 import type {
@@ -153,7 +153,7 @@ const AUTHORIZE_OPTIONS: readonly string[] = Object.keys(
 /** Throws a `TypeError` for an unknown option, a bad `cost` or a `requiredScope` level other than read or write (a programmer error). */
 function assertOptions(options: AuthorizeOptions): void {
   if (options === NO_OPTIONS) return;
-  refuseUnknownOptions(options, "AuthorizeOptions", AUTHORIZE_OPTIONS);
+  assertKnownFields(options, AUTHORIZE_OPTIONS, "AuthorizeOptions", "option");
   if (options.cost !== undefined) assertCost(options.cost, "AuthorizeOptions.cost");
   if (options.requiredScope !== undefined) {
     assertScopeLevel(options.requiredScope.level, "AuthorizeOptions.requiredScope.level");

@@ -4,7 +4,6 @@ import {
   auditOptions,
   checkPersistInterval,
   feedOptions,
-  refuseUnknownOptions,
   usageOptions,
 } from "../../api_keys/_options.ts";
 
@@ -27,18 +26,6 @@ describe("the checks of the options whose code loads later", () => {
       name: "TypeError",
       message: "audit: unknown option `extra` (known: checkpointKey, checkpointEvery, " +
         "checkpointIntervalMs, refusedVerifications)",
-    });
-  });
-
-  it("refuseUnknownOptions names every key outside the known ones", () => {
-    assert.doesNotThrow(() => refuseUnknownOptions({ a: 1, b: undefined }, "x", ["a", "b", "c"]));
-    assert.throws(() => refuseUnknownOptions({ a: 1, scope: 1 }, "x", ["a"]), {
-      name: "TypeError",
-      message: "x: unknown option `scope` (known: a)",
-    });
-    assert.throws(() => refuseUnknownOptions({ d: 1, a: 1, e: 1 }, "x", ["a"]), {
-      name: "TypeError",
-      message: "x: unknown options `d`, `e` (known: a)",
     });
   });
 

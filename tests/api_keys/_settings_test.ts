@@ -5,6 +5,7 @@ import { InMemoryApiKeyStorage } from "../../api_keys/storage/in_memory.ts";
 import { ApiKeysService } from "../../api_keys/service.ts";
 import { createRateLimiter } from "../../rate_limits/limiter.ts";
 import { overrideStorage, PEPPER_1 } from "./helpers.ts";
+import { withPolyfillField } from "../polyfill_field.ts";
 
 const memory = () => ({ peppers: { 1: PEPPER_1 }, storage: new InMemoryApiKeyStorage() });
 const sevenOperations = () => ({
@@ -33,6 +34,18 @@ describe("compileSettings", () => {
         ),
     );
     assert.doesNotThrow(() => compileSettings({ ...memory(), cache: undefined }));
+  });
+
+  it("refuses an unknown option inherited too (the options are read through their prototype), not an enumerable field of Object.prototype (a polyfill's)", () => {
+    const inherited = Object.assign(Object.create({ cahce: {} }), memory());
+    assert.throws(() => new ApiKeysService(inherited), {
+      name: "TypeError",
+      message: /^ApiKeysServiceOptions: unknown option `cahce` \(known: peppers, /,
+    });
+    withPolyfillField("extend", () => {
+      assert.doesNotThrow(() => compileSettings(memory()));
+      assert.throws(() => compileSettings({ ...memory(), extend: 1 } as never), /`extend`/);
+    });
   });
 
   it("fills the defaults, frozen", () => {

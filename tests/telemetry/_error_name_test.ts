@@ -192,6 +192,84 @@ describe("errorMessageOf: credentials", () => {
     }
   });
 
+  it("hides a credential's value written name: value, as in JSON ('…' or \"…\" names too) and YAML, up to the next space or quote, a quoted value whole", () => {
+    for (
+      const [text, shown] of [
+        [
+          `body {"user":"admin","password":"hunter2"} refused`,
+          `body {"user":"admin","password":***} refused`,
+        ],
+        [`{"api_key": "abc", "a": 1}`, `{"api_key": ***, "a": 1}`],
+        [`{'client_secret': 'x y', 'n': 2}`, `{'client_secret': ***, 'n': 2}`],
+        [`{"token":12345,"n":2}`, `{"token":***"n":2}`],
+        ["password: hunter2\nhost: db", "password: ***\nhost: db"],
+        [
+          "auth failed (sslpassword : s3cret, user: admin)",
+          "auth failed (sslpassword : *** user: admin)",
+        ],
+        ["PASSWORD:hunter2", "PASSWORD:***"],
+        // Words that hold a credential's name, or no value after it, unchanged.
+        ["token bucket refilled: 3 tokens", "token bucket refilled: 3 tokens"],
+        ["12 checks passed: all", "12 checks passed: all"],
+        ["tokens: 3, passes: 2", "tokens: 3, passes: 2"],
+        ["Invalid username or password.", "Invalid username or password."],
+      ]
+    ) {
+      assert.equal(errorMessageOf(new Error(text)), shown, text);
+    }
+  });
+
+  it("hides a query credential whose name is percent-encoded (pass%77ord), and a value holding %26 up to the next literal &", () => {
+    for (
+      const [text, shown] of [
+        ["redis://h/0?pass%77ord=hunter2&db=1", "redis://h/0?pass%77ord=***&db=1"],
+        [
+          "redis://h/0?%70%41%53%53%57%4f%52%44=hunter2 x",
+          "redis://h/0?%70%41%53%53%57%4f%52%44=*** x",
+        ],
+        [
+          "postgresql://db/x?ssl%70assword=a&client%5Fsecret=b&api%5fkey=c",
+          "postgresql://db/x?ssl%70assword=***&client%5Fsecret=***&api%5fkey=***",
+        ],
+        [
+          "postgresql://db/x?password=hun%26ter2&sslmode=require",
+          "postgresql://db/x?password=***&sslmode=require",
+        ],
+        [
+          "postgresql://db/x?pass%77ord=hun%26ter2%3D&sslmode=require",
+          "postgresql://db/x?pass%77ord=***&sslmode=require",
+        ],
+        // Other encoded names unchanged.
+        ["https://h/a?na%6De=x&pass%65s=2", "https://h/a?na%6De=x&pass%65s=2"],
+      ]
+    ) {
+      assert.equal(errorMessageOf(new Error(text)), shown, text);
+    }
+  });
+
+  it("hides an Authorization header's value (its scheme and credentials), as name: value or name=value, any case; Proxy-Authorization and X-Api-Key too", () => {
+    for (
+      const [text, shown] of [
+        [
+          "GET /x failed, Authorization: Bearer abc.def.ghi (401)",
+          "GET /x failed, Authorization: *** (401)",
+        ],
+        ["authorization=Basic dXNlcjpw next", "authorization=*** next"],
+        [`{"Authorization":"Bearer abc"}`, `{"Authorization":***}`],
+        ["AUTHORIZATION: tok123", "AUTHORIZATION: ***"],
+        // A value without a scheme cannot be told from one with it: the next word hidden too.
+        ["authorization: tok123 x y", "authorization: *** y"],
+        ["Proxy-Authorization: Basic dXNlcjpw", "Proxy-Authorization: ***"],
+        ["X-Api-Key: sk_live_abc x", "X-Api-Key: *** x"],
+        // The words alone unchanged.
+        ["authorization failed for key k1", "authorization failed for key k1"],
+        ["authorized: false", "authorized: false"],
+      ]
+    ) {
+      assert.equal(errorMessageOf(new Error(text)), shown, text);
+    }
+  });
+
   it("hides them in the message of pg's own error for a connection string it cannot parse (no server contacted)", async () => {
     const password = "Zk9/q+Hunter2";
     const pool = new pg.Pool({ connectionString: `postgresql://app:${password}@127.0.0.1:1/app` });
@@ -225,6 +303,17 @@ describe("errorMessageOf: credentials", () => {
         "?password=".repeat(1e4),
         "x".repeat(1e5) + "token=",
         "a_".repeat(5e4) + "=",
+        "password" + " ".repeat(1e5),
+        "password:".repeat(1e4),
+        '"token"' + " ".repeat(1e5) + "x",
+        "?" + "%41".repeat(3e4),
+        "?" + "a%".repeat(5e4),
+        "?" + "%70".repeat(3e4) + "x",
+        "&pass%77".repeat(1e4),
+        "authorization: " + "a".repeat(1e5),
+        "authorization:" + " a".repeat(5e4),
+        "authorization" + " ".repeat(1e5),
+        "Authorization: Bearer" + " ".repeat(1e5),
       ]
     ) {
       const start = performance.now();
