@@ -2,12 +2,22 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { optionNames, refuseUnknownOptions } from "../../safe_response/_options.ts";
+import { withPolyfillField } from "../polyfill_field.ts";
 
 describe("refuseUnknownOptions", () => {
-  it("passes known own keys, names the first unknown one and the known ones, refuses a non-object", () => {
+  it("passes known keys, names an unknown one (own or inherited) and the known ones, refuses a non-object", () => {
     refuseUnknownOptions({}, ["since"], "Deprecated");
     refuseUnknownOptions({ since: 1, sunset: 2 }, ["since", "sunset"], "Deprecated");
-    refuseUnknownOptions(Object.create({ inherited: 1 }), ["since"], "Deprecated");
+    refuseUnknownOptions(Object.create({ since: 1 }), ["since"], "Deprecated");
+    assert.throws(
+      () => refuseUnknownOptions(Object.create({ sinse: 1 }), ["since"], "Deprecated"),
+      { name: "TypeError", message: "Deprecated: unknown option `sinse` (known: since)" },
+      "a misspelt option inherited from a defaults object",
+    );
+    withPolyfillField(
+      "polyfilled",
+      () => refuseUnknownOptions({ since: 1 }, ["since"], "Deprecated"),
+    );
     assert.throws(
       () => refuseUnknownOptions({ since: 1, sunsett: 2 }, ["since", "sunset"], "Deprecated"),
       { name: "TypeError", message: "Deprecated: unknown option `sunsett` (known: since, sunset)" },
