@@ -5,10 +5,12 @@
  *
  * @module
  */
+import { assertKnownFields } from "../telemetry/_known_fields.ts";
 
 /**
- * Throws a `TypeError` (`<who>: unknown option \`x\` (known: a, b)`) for the first own key of
- * `options` not in `known`, or (`<who>: options must be an object`) when `options` is no object.
+ * Throws a `TypeError` (`<who>: unknown option \`x\` (known: a, b)`) for an enumerable key of
+ * `options`, own or inherited, not in `known` (the library's one rule, `assertKnownFields`), or
+ * (`<who>: options must be an object`) when `options` is no object.
  * @example
  * ```ts
  * import { refuseUnknownOptions } from "./_options.ts";
@@ -23,11 +25,7 @@ export function refuseUnknownOptions(
   if (typeof options !== "object" || options === null || Array.isArray(options)) {
     throw new TypeError(`${who}: options must be an object`);
   }
-  for (const key of Object.keys(options)) {
-    if (!known.includes(key)) {
-      throw new TypeError(`${who}: unknown option \`${key}\` (known: ${known.join(", ")})`);
-    }
-  }
+  assertKnownFields(options, known, who, "option");
 }
 
 /**
