@@ -671,31 +671,49 @@ describe("instrumentTelemetry", () => {
     assert.equal(reply.status, 200);
   });
 
+  /**
+   * A meter provider whose gauges keep their callbacks in `registered`; the `failAddAt`-th
+   * `addCallback` and the `failRemoveAt`-th `removeCallback` (counted in `counts`) throw.
+   */
+  const gaugeMeter = (
+    registered: Set<unknown>,
+    counts: { adds: number; removes: number },
+    failAddAt: number,
+    failRemoveAt = 0,
+  ) => ({
+    getMeter: () => ({
+      createCounter: () => ({ add() {} }),
+      createHistogram: () => ({ record() {} }),
+      createObservableGauge: () => ({
+        addCallback: (callback: unknown) => {
+          if (++counts.adds === failAddAt) throw new Error("add bug");
+          registered.add(callback);
+        },
+        removeCallback: (callback: unknown) => {
+          registered.delete(callback);
+          if (++counts.removes === failRemoveAt) throw new Error("remove bug");
+        },
+      }),
+    }),
+  });
+
   it("an SDK that throws while the gauges are set up: the call throws, leaving no callback registered; a retry works", () => {
     const registered = new Set<unknown>();
-    let adds = 0;
-    const meterProvider = (failAt: number) => ({
-      getMeter: () => ({
-        createCounter: () => ({ add() {} }),
-        createHistogram: () => ({ record() {} }),
-        createObservableGauge: () => ({
-          addCallback: (callback: unknown) => {
-            if (++adds === failAt) throw new Error("sdk bug");
-            registered.add(callback);
-          },
-          removeCallback: (callback: unknown) => void registered.delete(callback),
-        }),
-      }),
-    });
+    const counts = { adds: 0, removes: 0 };
     const limiter = createRateLimiter({ logger: () => {} });
     const feed = new InMemoryApiKeyChangeFeed();
     assert.throws(
-      () => instrumentTelemetry({ meterProvider: meterProvider(2), limiter, changeFeed: feed }),
-      /sdk bug/,
+      () =>
+        instrumentTelemetry({
+          meterProvider: gaugeMeter(registered, counts, 2),
+          limiter,
+          changeFeed: feed,
+        }),
+      /add bug/,
     );
     assert.equal(registered.size, 0, "the first gauge's callback was removed");
     const telemetry = instrumentTelemetry({
-      meterProvider: meterProvider(0),
+      meterProvider: gaugeMeter(registered, counts, 0),
       limiter,
       changeFeed: feed,
     });
@@ -706,28 +724,11 @@ describe("instrumentTelemetry", () => {
 
   it("an SDK whose removeCallback throws: close() and a failed setup still remove every other callback, the first error thrown", () => {
     const registered = new Set<unknown>();
-    let adds = 0;
-    let removes = 0;
-    const meterProvider = (failAddAt: number) => ({
-      getMeter: () => ({
-        createCounter: () => ({ add() {} }),
-        createHistogram: () => ({ record() {} }),
-        createObservableGauge: () => ({
-          addCallback: (callback: unknown) => {
-            if (++adds === failAddAt) throw new Error("add bug");
-            registered.add(callback);
-          },
-          removeCallback: (callback: unknown) => {
-            registered.delete(callback);
-            if (++removes === 1) throw new Error("remove bug");
-          },
-        }),
-      }),
-    });
+    const counts = { adds: 0, removes: 0 };
     const limiter = createRateLimiter({ logger: () => {} });
     const feed = new InMemoryApiKeyChangeFeed();
     const telemetry = instrumentTelemetry({
-      meterProvider: meterProvider(0),
+      meterProvider: gaugeMeter(registered, counts, 0, 1),
       limiter,
       changeFeed: feed,
     });
@@ -735,9 +736,14 @@ describe("instrumentTelemetry", () => {
     assert.throws(() => telemetry.close(), /remove bug/);
     assert.equal(registered.size, 0, "the gauges after the failing removal were removed");
     // A failed setup: the setup's error is thrown, not the removal's, and nothing stays registered.
-    [adds, removes] = [0, 0];
+    Object.assign(counts, { adds: 0, removes: 0 });
     assert.throws(
-      () => instrumentTelemetry({ meterProvider: meterProvider(3), limiter, changeFeed: feed }),
+      () =>
+        instrumentTelemetry({
+          meterProvider: gaugeMeter(registered, counts, 3, 1),
+          limiter,
+          changeFeed: feed,
+        }),
       /add bug/,
     );
     assert.equal(registered.size, 0);
