@@ -208,6 +208,12 @@ describe("errorMessageOf: credentials", () => {
           "auth failed (sslpassword : *** user: admin)",
         ],
         ["PASSWORD:hunter2", "PASSWORD:***"],
+        // JSON inside a JSON string (its quotes escaped): the rest of the text hidden.
+        [
+          String.raw`body "{\"user\":\"admin\",\"password\":\"hunter2\"}" refused`,
+          String.raw`body "{\"user\":\"admin\",\"password\":***`,
+        ],
+        [String.raw`{\"token\": \"abc\"}`, String.raw`{\"token\": ***`],
         // Words that hold a credential's name, or no value after it, unchanged.
         ["token bucket refilled: 3 tokens", "token bucket refilled: 3 tokens"],
         ["12 checks passed: all", "12 checks passed: all"],
@@ -260,6 +266,11 @@ describe("errorMessageOf: credentials", () => {
         // A value without a scheme cannot be told from one with it: the next word hidden too.
         ["authorization: tok123 x y", "authorization: *** y"],
         ["Proxy-Authorization: Basic dXNlcjpw", "Proxy-Authorization: ***"],
+        // Digest's parameters, quoted or not, each after a comma.
+        [
+          `Authorization: Digest username="bob", realm="x y", nonce=abc, response="6629fae4" (401)`,
+          "Authorization: *** (401)",
+        ],
         ["X-Api-Key: sk_live_abc x", "X-Api-Key: *** x"],
         // The words alone unchanged.
         ["authorization failed for key k1", "authorization failed for key k1"],
@@ -314,6 +325,10 @@ describe("errorMessageOf: credentials", () => {
         "authorization:" + " a".repeat(5e4),
         "authorization" + " ".repeat(1e5),
         "Authorization: Bearer" + " ".repeat(1e5),
+        "Authorization: Digest " + ",".repeat(1e5),
+        "Authorization: Digest " + ',"'.repeat(5e4),
+        "Authorization: Digest " + 'a="b",'.repeat(2e4),
+        String.raw`\"password\":` + String.raw`\"`.repeat(5e4),
       ]
     ) {
       const start = performance.now();
