@@ -118,20 +118,28 @@ const QUERY_KEY = String.raw`(?:\w|%[0-9a-f]{2})*` +
 const QUOTED = String.raw`'(?:[^'\\]|\\[^])*'?|"(?:[^"\\]|\\[^])*"?`;
 
 /**
+ * One parameter of an `Authorization` value (Digest's `realm="x y"`): up to a
+ * space, quote or comma, then a quoted part whole.
+ */
+const PARAM = String.raw`[^\s'",]*(?:"(?:[^"\\]|\\[^])*"?)?`;
+
+/**
  * A credential's name and separator (kept), and its value (hidden): a quoted
  * value (`QUOTED`); else in a URL's query (after `?` or `&`, the name perhaps
  * percent-encoded) up to the next `&`, space or quote (a `#` may be the
  * password's: hidden too); elsewhere (a libpq `key=value` connection string,
  * JSON's or YAML's `key: value`, the name perhaps quoted, spaces allowed
- * around `=` or `:`) up to the next space or quote; an `Authorization` header's
- * value (`Bearer abc`) with its scheme. The name backtracks within its one
+ * around `=` or `:`; in JSON held in a string, `\"` quotes: the rest hidden) up
+ * to the next space or quote; an `Authorization` header's value (`Bearer abc`)
+ * with its scheme and any parameters after a comma (Digest's). The name backtracks within its one
  * word only, and the value runs once, greedy, with nothing after it to
  * backtrack for: linear in the text.
  */
 const CREDENTIAL = new RegExp(
   String.raw`([?&]${QUERY_KEY}=)(?:${QUOTED}|[^&\s'"]*)` +
-    String.raw`|(\b${KEY}["']?\s*[:=]\s*)(?:${QUOTED}|[^\s'"]*)` +
-    String.raw`|(\bauthorization["']?\s*[:=]\s*)(?:${QUOTED}|(?:[a-z][\w-]*[ \t]+)?[^\s'"]*)`,
+    String.raw`|(\b${KEY}\\?["']?\s*[:=]\s*)(?:\\?(?:${QUOTED})|[^\s'"]*)` +
+    String
+      .raw`|(\bauthorization["']?\s*[:=]\s*)(?:${QUOTED}|(?:[a-z][\w-]*[ \t]+)?${PARAM}(?:,[ \t]*${PARAM})*)`,
   "gi",
 );
 

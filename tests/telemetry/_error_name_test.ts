@@ -208,10 +208,10 @@ describe("errorMessageOf: credentials", () => {
           "auth failed (sslpassword : *** user: admin)",
         ],
         ["PASSWORD:hunter2", "PASSWORD:***"],
-        // JSON inside a JSON string (its quotes escaped): the rest of the text hidden.
+        // JSON inside a JSON string (its quotes escaped): hidden to the string's end.
         [
           String.raw`body "{\"user\":\"admin\",\"password\":\"hunter2\"}" refused`,
-          String.raw`body "{\"user\":\"admin\",\"password\":***`,
+          String.raw`body "{\"user\":\"admin\",\"password\":*** refused`,
         ],
         [String.raw`{\"token\": \"abc\"}`, String.raw`{\"token\": ***`],
         // Words that hold a credential's name, or no value after it, unchanged.
