@@ -565,4 +565,46 @@ describe("importKeys: dates, scopes and echoes, strictly", () => {
       assert.ok(!report.includes(secret), report);
     }
   });
+
+  it("keeps at most the first 1,000 conflicts and errors, counting all and reporting each to onIssue as it happens", async () => {
+    const storage = new InMemoryApiKeyStorage();
+    const importer = keyImporter({ storage, pepperVersions: [1], ...LEGACY });
+    const bad = 200_000;
+    const seen: [string, number][] = [];
+    let pulled = 0;
+    async function* records() {
+      for (let i = 0; i < bad; i++) {
+        // Each issue is reported before the next record is read (a CLI's line number holds).
+        assert.equal(seen.length, i);
+        pulled++;
+        yield { x: i } as never;
+      }
+    }
+    const result = await importer.importKeys(records(), {
+      onIssue: (issue, kind) => {
+        assert.equal(issue.index, pulled - 1);
+        seen.push([kind, issue.index]);
+      },
+    });
+    assert.equal(seen.length, bad);
+    assert.ok(seen.every(([kind, index], i) => kind === "error" && index === i));
+    assert.equal(result.errorCount, bad);
+    assert.equal(result.errors.length, 1_000);
+    assert.deepEqual(result.errors.map((error) => error.index), [...Array(1_000).keys()]);
+    assert.match(result.errors[999].message, /^Invalid record: unknown fields: x/);
+
+    const { rows } = nestarcExport(1);
+    const other = { ...rows[0], hash: "0".repeat(64) };
+    const conflicts = await importer.importKeys([rows[0], ...Array(1_001).fill(other)]);
+    assert.deepEqual(
+      [
+        conflicts.imported,
+        conflicts.conflictCount,
+        conflicts.conflicts.length,
+        conflicts.errorCount,
+      ],
+      [1, 1_001, 1_000, 0],
+    );
+    assert.deepEqual(conflicts.conflicts.at(-1)?.index, 1_000);
+  });
 });

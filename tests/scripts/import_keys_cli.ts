@@ -1,7 +1,8 @@
 /** Runs the import-keys CLI (scripts/import_keys.ts) on JSON Lines exports made for the test. */
 import { nestarcHash, nestarcKey } from "../api_keys/verify/nestarc.ts";
 
-const SCRIPT = new URL("../../scripts/import_keys.ts", import.meta.url).pathname;
+/** The CLI's path. */
+export const SCRIPT = new URL("../../scripts/import_keys.ts", import.meta.url).pathname;
 
 /** Runs the CLI with `args` and `env`; its exit code, stdout and stderr. */
 export async function runImport(args: string[], env: Record<string, string>) {

@@ -5,7 +5,7 @@
  */
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { exportFile, runImport } from "./import_keys_cli.ts";
+import { exportFile, runImport, SCRIPT } from "./import_keys_cli.ts";
 
 const PEPPER = "cli-test-pepper-0123456789abcdefghij";
 /** `stderr` without the warnings of Deno itself (deno.json has deprecated compiler options). */
@@ -179,9 +179,99 @@ describe("scripts/import_keys.ts without DATABASE_URL (dry run)", {
     );
     assert.equal(run.code, 1, run.stderr);
     assert.equal(JSON.parse(run.stdout).imported, 1);
-    assert.equal(ownLines(run.stderr), "line 1: error: Invalid record: must be an object");
+    assert.equal(ownLines(run.stderr), "line 1: error: longer than 1 MiB (of UTF-8): not read");
     assert.ok(!run.stderr.includes(keys[0].prefix));
     Deno.removeSync(path);
+  });
+
+  it("a line that is not valid UTF-8 is that line's error (never read with U+FFFD), the next one imported", async () => {
+    const { keys, path } = exportFile(3, PEPPER);
+    const lines = Deno.readTextFileSync(path).split("\n");
+    const encoder = new TextEncoder();
+    // Tenant ids that differ only in an invalid byte: decoded leniently, both would be "acme\uFFFD".
+    const [first, second] = [0xff, 0xfe].map((byte, i) => {
+      const [head, tail] = lines[i].split('"t-cli"');
+      return [...encoder.encode(`${head}"acme`), byte, ...encoder.encode(`"${tail}`)];
+    });
+    const bytes = [...first, 0x0a, ...second, 0x0a, ...encoder.encode(lines[2] + "\n")];
+    Deno.writeFileSync(path, new Uint8Array(bytes));
+    const run = await runImport(
+      ["--jsonl", path, "--legacy-key-layout", "nestarc-v0"],
+      { API_KEY_PEPPERS: JSON.stringify({ 1: PEPPER }), DATABASE_URL: "" },
+    );
+    assert.equal(run.code, 1, run.stderr);
+    assert.deepEqual(JSON.parse(run.stdout.trim()), {
+      dryRun: true,
+      imported: 1,
+      skipped: 0,
+      revoked: 0,
+      conflicts: 0,
+      errors: 2,
+    });
+    assert.equal(
+      ownLines(run.stderr),
+      "line 1: error: not valid UTF-8\nline 2: error: not valid UTF-8",
+    );
+    assert.ok(!run.stderr.includes(keys[0].prefix));
+    Deno.removeSync(path);
+  });
+
+  it("200,000 bad lines: each printed with its number, the summary counting them all", async () => {
+    const path = Deno.makeTempFileSync({ suffix: ".jsonl" });
+    Deno.writeTextFileSync(path, '{"x":1}\n'.repeat(200_000));
+    const run = await runImport(["--jsonl", path, "--pepper-version", "1"], { DATABASE_URL: "" });
+    assert.equal(run.code, 1);
+    assert.equal(JSON.parse(run.stdout).errors, 200_000);
+    const printed = ownLines(run.stderr).split("\n");
+    assert.equal(printed.length, 200_000);
+    assert.match(printed[199_999], /^line 200000: error: Invalid record: unknown fields: x /);
+    Deno.removeSync(path);
+  });
+
+  it("prints each bad line as it is read, before the input ends", async () => {
+    const child = new Deno.Command(Deno.execPath(), {
+      args: ["run", "-A", SCRIPT, "--jsonl", "/dev/stdin", "--pepper-version", "1"],
+      env: { DATABASE_URL: "", NO_COLOR: "1" },
+      stdin: "piped",
+      stdout: "piped",
+      stderr: "piped",
+    }).spawn();
+    const input = child.stdin.getWriter();
+    const errors = child.stderr.pipeThrough(new TextDecoderStream()).getReader();
+    let stderr = "";
+    /** Reads stderr until it holds `text`; false if the CLI ended (or 60 s passed) first. */
+    const printed = async (text: string) => {
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const deadline = new Promise<false>((resolve) => timer = setTimeout(resolve, 60_000, false));
+      const read = (async () => {
+        while (!stderr.includes(text)) {
+          const { value, done } = await errors.read();
+          if (done) return false;
+          stderr += value;
+        }
+        return true;
+      })();
+      try {
+        return await Promise.race([read, deadline]);
+      } finally {
+        clearTimeout(timer);
+      }
+    };
+    let shown = 0;
+    try {
+      for (const line of [1, 2]) {
+        await input.write(new TextEncoder().encode('{"x":1}\n'));
+        if (!await printed(`line ${line}: error: `)) break;
+        shown = line;
+      }
+    } finally {
+      await input.close();
+      await errors.cancel();
+    }
+    const [{ code }, stdout] = await Promise.all([child.status, new Response(child.stdout).text()]);
+    assert.equal(shown, 2, `line ${shown + 1} not printed while the input was open: ${stderr}`);
+    assert.equal(code, 1);
+    assert.equal(JSON.parse(stdout).errors, 2);
   });
 
   it("a pepper map the wrong way round never prints the pepper", async () => {
