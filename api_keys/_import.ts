@@ -33,6 +33,7 @@ import type {
   ApiKeyHashScheme,
   ApiKeyRecord,
   ImportApiKeyRecord,
+  ImportApiKeysOptions,
   ImportApiKeysResult,
   Scope,
 } from "./types.ts";
@@ -334,16 +335,21 @@ async function importOne(
   return "imported";
 }
 
+/** How many conflicts, and errors, a result keeps (the counts hold them all). */
+const ISSUES_KEPT = 1_000;
+
 /**
  * See `ApiKeysService.importKeys`: each record in turn, validated, then
- * imported, skipped, revoked (with `revoke`) or reported; a failure of one
- * record never stops the others.
+ * imported, skipped, revoked (with `revoke`) or reported (to `onIssue` at
+ * once; the result keeps the first `ISSUES_KEPT` of each kind and counts
+ * all); a failure of one record never stops the others.
  */
 export async function importKeys(
   s: ImportSettings,
   records: Iterable<ImportApiKeyRecord> | AsyncIterable<ImportApiKeyRecord>,
   context?: AuditContext,
   revoke?: RevokeImported,
+  options?: ImportApiKeysOptions,
 ): Promise<ImportApiKeysResult> {
   const iterable = records as unknown as Record<symbol, unknown> | null;
   if (
@@ -353,6 +359,10 @@ export async function importKeys(
   ) {
     throw new TypeError("importKeys: records must be an iterable or an async iterable");
   }
+  const onIssue = options?.onIssue;
+  if (onIssue !== undefined && typeof onIssue !== "function") {
+    throw new TypeError("importKeys: options.onIssue must be a function");
+  }
   const revokeKey = revoke ?? (() => Promise.reject(new Error("revocation is unavailable here")));
   const result: ImportApiKeysResult = {
     imported: 0,
@@ -360,6 +370,8 @@ export async function importKeys(
     revoked: 0,
     conflicts: [],
     errors: [],
+    conflictCount: 0,
+    errorCount: 0,
   };
   let index = 0;
   for await (const input of records) {
@@ -377,9 +389,19 @@ export async function importKeys(
     if (outcome === "imported") result.imported++;
     else if (outcome === "skipped") result.skipped++;
     else if (outcome === "revoked") result.revoked++;
-    else if ("conflict" in outcome) {
-      result.conflicts.push({ index: at, prefix, message: outcome.conflict });
-    } else result.errors.push({ index: at, prefix, message: outcome.error });
+    else {
+      const kind = "conflict" in outcome ? "conflict" : "error";
+      const issue = {
+        index: at,
+        prefix,
+        message: "conflict" in outcome ? outcome.conflict : outcome.error,
+      };
+      const [kept, count] = kind === "conflict"
+        ? [result.conflicts, ++result.conflictCount]
+        : [result.errors, ++result.errorCount];
+      if (count <= ISSUES_KEPT) kept.push(issue);
+      await onIssue?.({ ...issue }, kind);
+    }
   }
   return result;
 }
@@ -399,6 +421,7 @@ export interface KeyImporter {
   /** See `ApiKeysService.importKeys`. */
   importKeys(
     records: Iterable<ImportApiKeyRecord> | AsyncIterable<ImportApiKeyRecord>,
+    options?: ImportApiKeysOptions,
   ): Promise<ImportApiKeysResult>;
 }
 
@@ -436,9 +459,9 @@ export function keyImporter(options: KeyImporterOptions): KeyImporter {
     await storage.revoke(id, clock());
   };
   return {
-    async importKeys(records) {
+    async importKeys(records, importOptions) {
       await storage.loaded();
-      return importKeys(s, records, undefined, revoke);
+      return importKeys(s, records, undefined, revoke, importOptions);
     },
   };
 }

@@ -61,6 +61,7 @@ export {
   type HasherOptions,
   type ImportApiKeyIssue,
   type ImportApiKeyRecord,
+  type ImportApiKeysOptions,
   type ImportApiKeysResult,
   type ListApiKeysOptions,
   type NotifyExpiringOptions,

@@ -26,6 +26,7 @@ import type {
   CreateApiKeyInput,
   CreateApiKeyResult,
   ImportApiKeyRecord,
+  ImportApiKeysOptions,
   ImportApiKeysResult,
   ListApiKeysOptions,
   NotifyExpiringOptions,
@@ -229,12 +230,15 @@ export class ApiKeysService {
    * skipped, or revoked as by `revoke` when the record is revoked and the key
    * is not, and a conflict naming the fields when its tenant, environment,
    * scopes, allowlist or expiry differ; another key there is a conflict.
-   * Failures are reported per record; the TTL policy does not apply. Its code
-   * loads on the first call (apps that never import pay nothing).
+   * Failures are reported per record (each to `options.onIssue` as it
+   * happens; the result keeps the first 1,000 and counts all); the TTL policy
+   * does not apply. Its code loads on the first call (apps that never import
+   * pay nothing).
    */
   async importKeys(
     records: Iterable<ImportApiKeyRecord> | AsyncIterable<ImportApiKeyRecord>,
     context?: AuditContext,
+    options?: ImportApiKeysOptions,
   ): Promise<ImportApiKeysResult> {
     const [{ importKeys }] = await Promise.all([import("./_import.ts"), this.#settings.loaded()]);
     return importKeys(
@@ -242,6 +246,7 @@ export class ApiKeysService {
       records,
       context,
       (id, revokeContext) => this.#manage.use((flow) => flow.revoke(id, undefined, revokeContext)),
+      options,
     );
   }
 

@@ -596,6 +596,22 @@ export interface ImportApiKeysResult {
   conflicts: ImportApiKeyIssue[];
   /** Records that are invalid or could not be written. */
   errors: ImportApiKeyIssue[];
+  /**
+   * All conflicts: `conflicts` keeps the first 1,000, so memory does not grow with a large
+   * export's bad records (`ImportApiKeysOptions.onIssue` sees every one).
+   */
+  conflictCount: number;
+  /** All errors: `errors` keeps the first 1,000. */
+  errorCount: number;
+}
+
+/** Options of `ApiKeysService.importKeys` and `KeyImporter.importKeys`. */
+export interface ImportApiKeysOptions {
+  /**
+   * Called with each conflict and error as it happens, before the next record is read (so a
+   * reader of the input knows which line it was); awaited. What it throws stops the import.
+   */
+  onIssue?: (issue: ImportApiKeyIssue, kind: "conflict" | "error") => void | Promise<void>;
 }
 
 /** Options of `Sha256Hasher`. Version keys may be numeric strings. */

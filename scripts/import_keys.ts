@@ -15,12 +15,13 @@
  * `--pepper-version` (repeatable) names the versions the records may name;
  * without it, they are the versions of `API_KEY_PEPPERS` (the app's JSON, its
  * peppers of any length never used nor checked against the hashes). Prints
- * one JSON summary line; each conflict and error goes to stderr with its line
- * number and, when well-formed, its prefix (never a hash). Exit status: 0
+ * one JSON summary line; each conflict and error goes to stderr as it is met,
+ * with its line number and, when well-formed, its prefix (never a hash), so
+ * memory does not grow with them. Exit status: 0
  * when every line was imported, skipped or revoked, 1 when some were not, 2
  * for bad usage (a file it cannot read, a missing Prisma client, or a
  * database it cannot query, included). Lines longer than 1 MiB (of UTF-8)
- * are errors.
+ * or not valid UTF-8 are errors.
  *
  * @module
  */
@@ -40,21 +41,22 @@ const MAX_LINE_BYTES = 1024 * 1024;
 // Stdout carries only the summary line: the library's notices go to stderr.
 console.info = console.error;
 
-/** What a line that is not a record becomes: validation reports it (`record must be an object`). */
+/** What a line that is not JSON becomes: validation reports it (`record must be an object`). */
 const NOT_A_RECORD = null as unknown as ImportApiKeyRecord;
 
+/** A non-blank line of the input: its number, and its record or why it cannot be read. */
+type Line = { line: number; record: ImportApiKeyRecord } | { line: number; problem: string };
+
 /**
- * The records of a JSON Lines stream, one per non-blank line (a line that is
- * not JSON, or over `MAX_LINE_BYTES` bytes of UTF-8, yields a non-record),
- * and the line number of each. Lines are split on their bytes (a newline is
- * never inside a UTF-8 sequence), so a line is counted while read and no
- * more than `MAX_LINE_BYTES` of it is held.
+ * The lines of a JSON Lines stream, each non-blank one with its number: its
+ * record (a line that is not JSON yields a non-record), or its problem when
+ * it is over `MAX_LINE_BYTES` bytes or not valid UTF-8 (never read with
+ * U+FFFD, which would merge two tenant ids). Lines are split on their bytes
+ * (a newline is never inside a UTF-8 sequence), so a line is counted while
+ * read and no more than `MAX_LINE_BYTES` of it is held.
  */
-async function* jsonLines(
-  stream: AsyncIterable<Uint8Array>,
-  lineOf: number[],
-): AsyncGenerator<ImportApiKeyRecord> {
-  const decoder = new TextDecoder();
+async function* jsonLines(stream: AsyncIterable<Uint8Array>): AsyncGenerator<Line> {
+  const decoder = new TextDecoder("utf-8", { fatal: true });
   let parts: Uint8Array[] = [];
   let bytes = 0;
   let line = 0;
@@ -63,7 +65,7 @@ async function* jsonLines(
     if (bytes > MAX_LINE_BYTES) parts = [];
     else if (part.length > 0) parts.push(part);
   }
-  function* take(): Generator<ImportApiKeyRecord> {
+  function* take(): Generator<Line> {
     line++;
     const overlong = bytes > MAX_LINE_BYTES;
     const whole = new Uint8Array(overlong ? 0 : bytes);
@@ -74,18 +76,24 @@ async function* jsonLines(
     }
     [parts, bytes] = [[], 0];
     if (overlong) {
-      lineOf.push(line);
-      yield NOT_A_RECORD;
+      yield { line, problem: "longer than 1 MiB (of UTF-8): not read" };
       return;
     }
-    const text = decoder.decode(whole);
-    if (text.trim() === "") return;
-    lineOf.push(line);
+    let text: string;
     try {
-      yield JSON.parse(text);
+      text = decoder.decode(whole);
     } catch {
-      yield NOT_A_RECORD;
+      yield { line, problem: "not valid UTF-8" };
+      return;
     }
+    if (text.trim() === "") return;
+    let record = NOT_A_RECORD;
+    try {
+      record = JSON.parse(text);
+    } catch {
+      // Reported by validation.
+    }
+    yield { line, record };
   }
   for await (const chunk of stream) {
     let start = 0;
@@ -308,28 +316,40 @@ async function main(): Promise<number> {
     } catch (error) {
       usage((error as Error).message);
     }
-    const lineOf: number[] = [];
-    const result = await importer.importKeys(jsonLines(jsonl, lineOf));
-    for (
-      const [kind, issues] of [["conflict", result.conflicts], ["error", result.errors]] as const
-    ) {
-      for (const { index, prefix, message } of issues) {
-        const flag = flagHint(message, values["legacy-key-layout"] !== undefined);
-        console.error(
-          `line ${lineOf[index]}${prefix === null ? "" : ` (${prefix})`}: ${kind}: ${message}` +
-            (flag === undefined ? "" : `; with this tool: ${flag}`),
-        );
+    // Each issue is reported before the next record is read: the line is the last one's.
+    let current = 0;
+    let unread = 0;
+    const print = (line: number, kind: string, message: string, prefix: string | null = null) => {
+      const flag = flagHint(message, values["legacy-key-layout"] !== undefined);
+      console.error(
+        `line ${line}${prefix === null ? "" : ` (${prefix})`}: ${kind}: ${message}` +
+          (flag === undefined ? "" : `; with this tool: ${flag}`),
+      );
+    };
+    const records = async function* () {
+      for await (const read of jsonLines(jsonl)) {
+        if ("problem" in read) {
+          unread++;
+          print(read.line, "error", read.problem);
+        } else {
+          current = read.line;
+          yield read.record;
+        }
       }
-    }
+    };
+    const result = await importer.importKeys(records(), {
+      onIssue: ({ prefix, message }, kind) => print(current, kind, message, prefix),
+    });
+    const errors = result.errorCount + unread;
     console.log(JSON.stringify({
       dryRun: url === undefined || url === "",
       imported: result.imported,
       skipped: result.skipped,
       revoked: result.revoked,
-      conflicts: result.conflicts.length,
-      errors: result.errors.length,
+      conflicts: result.conflictCount,
+      errors,
     }));
-    return result.conflicts.length + result.errors.length === 0 ? 0 : 1;
+    return result.conflictCount + errors === 0 ? 0 : 1;
   } finally {
     await target.close();
   }

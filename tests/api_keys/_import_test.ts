@@ -12,7 +12,14 @@ import {
 } from "../../api_keys/mod.ts";
 import { importKeys, keyImporter } from "../../api_keys/_import.ts";
 import { compileSettings } from "../../api_keys/_settings.ts";
-import { makeService, overrideStorage, PEPPER_1, PEPPER_2, rejection } from "./helpers.ts";
+import {
+  cleanImport,
+  makeService,
+  overrideStorage,
+  PEPPER_1,
+  PEPPER_2,
+  rejection,
+} from "./helpers.ts";
 import { nestarcHash, nestarcKey, plainSha256 } from "./verify/nestarc.ts";
 
 const READ = { resource: "orders", level: "read" as const };
@@ -51,13 +58,7 @@ describe("importKeys", () => {
   it("imports foreign records whose keys then verify, emitting api_key.created each", async () => {
     const { keys, rows } = nestarcExport(5);
     const { service, storage, events } = makeService({ cache: false, ...LEGACY });
-    assert.deepEqual(await service.importKeys(rows), {
-      imported: 5,
-      skipped: 0,
-      revoked: 0,
-      conflicts: [],
-      errors: [],
-    });
+    assert.deepEqual(await service.importKeys(rows), cleanImport({ imported: 5 }));
     assert.equal(created(events).length, 5);
     const first = (await storage.findById("n-0"))!;
     assert.deepEqual(
@@ -76,13 +77,7 @@ describe("importKeys", () => {
     await service.verify(keys[2].raw); // upgraded on use: its hash is no longer the export's
     await new Promise((resolve) => setTimeout(resolve, 10));
     events.length = 0;
-    assert.deepEqual(await service.importKeys(rows), {
-      imported: 0,
-      skipped: 4,
-      revoked: 0,
-      conflicts: [],
-      errors: [],
-    });
+    assert.deepEqual(await service.importKeys(rows), cleanImport({ skipped: 4 }));
     assert.deepEqual(created(events), []);
   });
 
@@ -93,13 +88,10 @@ describe("importKeys", () => {
     assert.equal((await service.verify(keys[0].raw)).keyId, "n-0");
     const revokedSince = { ...rows[0], revokedAt: "2029-11-30T00:00:00.000Z" };
     events.length = 0;
-    assert.deepEqual(await service.importKeys([revokedSince, rows[1]]), {
-      imported: 0,
-      skipped: 1,
-      revoked: 1,
-      conflicts: [],
-      errors: [],
-    });
+    assert.deepEqual(
+      await service.importKeys([revokedSince, rows[1]]),
+      cleanImport({ skipped: 1, revoked: 1 }),
+    );
     assert.equal((await rejection(service.verify(keys[0].raw))).code, "api_key_revoked");
     const revoked = events.filter((e) => e.type === "api_key.revoked");
     assert.deepEqual(revoked.map((e) => "keyId" in e ? e.keyId : null), ["n-0"]);
@@ -147,6 +139,8 @@ describe("importKeys", () => {
         },
       ],
       errors: [],
+      conflictCount: 4,
+      errorCount: 0,
     });
     // Nothing but the revocation changed: the key stays with its first tenant, revoked.
     const first = (await storage.findById("n-0"))!;
@@ -505,7 +499,7 @@ describe("importKeys: dates, scopes and echoes, strictly", () => {
       { ...rows[0], scopes },
       { ...rows[1], scopes: [{ resource: "R/".repeat(50), level: "write" }] },
     ]);
-    assert.deepEqual(result, { imported: 2, skipped: 0, revoked: 0, conflicts: [], errors: [] });
+    assert.deepEqual(result, cleanImport({ imported: 2 }));
     assert.deepEqual((await storage.findById("n-0"))!.scopes, scopes);
     assert.deepEqual((await service.verify(keys[0].raw)).scopes, scopes);
     assert.deepEqual((await service.verify(keys[1].raw)).scopes, [`${"R/".repeat(50)}:write`]);
@@ -519,13 +513,11 @@ describe("importKeys: dates, scopes and echoes, strictly", () => {
       const error = await rejection(service.authorize(keys[0].raw, required(resource, level)));
       assert.equal(error.code, "api_key_scope_insufficient", resource);
     }
-    assert.deepEqual(await service.importKeys([{ ...rows[0], scopes }]), {
-      imported: 0,
-      skipped: 1,
-      revoked: 0,
-      conflicts: [],
-      errors: [],
-    }, "a re-run skips it: the scopes compare equal");
+    assert.deepEqual(
+      await service.importKeys([{ ...rows[0], scopes }]),
+      cleanImport({ skipped: 1 }),
+      "a re-run skips it: the scopes compare equal",
+    );
   });
 
   it("still refuses, per record and never echoed, a resource outside [A-Za-z0-9._/-] of 1-128", async () => {
@@ -606,5 +598,9 @@ describe("importKeys: dates, scopes and echoes, strictly", () => {
       [1, 1_001, 1_000, 0],
     );
     assert.deepEqual(conflicts.conflicts.at(-1)?.index, 1_000);
+    await assert.rejects(
+      importer.importKeys([], { onIssue: "print" as never }),
+      /options\.onIssue must be a function/,
+    );
   });
 });

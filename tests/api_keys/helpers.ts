@@ -8,8 +8,17 @@ import {
   type ApiKeyStorage,
   type ApiKeyVerificationMetric,
   generateKey,
+  type ImportApiKeysResult,
   InMemoryApiKeyStorage,
 } from "../../api_keys/mod.ts";
+
+/** An `importKeys` result without conflicts or errors, with these counts (0 when not given). */
+export function cleanImport(
+  counts: Partial<Pick<ImportApiKeysResult, "imported" | "skipped" | "revoked">>,
+): ImportApiKeysResult {
+  const empty = { imported: 0, skipped: 0, revoked: 0, conflictCount: 0, errorCount: 0 };
+  return { ...empty, ...counts, conflicts: [], errors: [] };
+}
 
 export const PEPPER_1 = "pepper-one-0123456789abcdefghijklmnop";
 export const PEPPER_2 = "pepper-two-0123456789abcdefghijklmnop";
