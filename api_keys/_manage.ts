@@ -233,12 +233,18 @@ export class ManageFlow {
     return this.#rotate(tenantId, id, input, context);
   }
 
-  /** `rotate`, of a record of `tenantId` only when it is given. */
+  /**
+   * `rotate`, of a record of `tenantId` only when it is given. A new key
+   * taking the old one's name is written only while the old record still
+   * holds it (`expectedName`); refused, it is tried once more from a fresh
+   * read, so a rename landing meanwhile is the new key's.
+   */
   async #rotate(
     tenantId: string | undefined,
     id: string,
     input: RotateApiKeyInput | undefined,
     context: AuditContext | undefined,
+    retry = true,
   ): Promise<Written<RotateApiKeyResult>> {
     const s = this.#s;
     if (tenantId !== undefined) requireTenantId(tenantId);
@@ -265,7 +271,7 @@ export class ManageFlow {
         expiresAt?.getTime() ?? Infinity,
       ),
     );
-    const { record, key } = await this.#issue(
+    const issuing = this.#issue(
       "rotate",
       {
         tenantId: old.tenantId,
@@ -295,6 +301,7 @@ export class ManageFlow {
           newRecord: record,
           oldExpiresAt: graceExpiresAt,
           rotatedAt: now,
+          ...(valid.name === undefined ? { expectedName: old.name } : {}),
         };
         const changes: Record<string, AuditChange> = {
           replacedByKeyId: change(null, record.id),
@@ -315,6 +322,16 @@ export class ManageFlow {
         if (answer === undefined) await this.#wonRotation(old.id, record.id, now);
       },
     );
+    let issued: { record: ApiKeyRecord; key: string };
+    try {
+      issued = await issuing;
+    } catch (error) {
+      const refused = error instanceof ApiKeyOperationError &&
+        error.code === "api_key_not_rotatable";
+      if (!retry || valid.name !== undefined || !refused) throw error;
+      return await this.#rotate(tenantId, id, input, context, false);
+    }
+    const { record, key } = issued;
     const joinFailure = await this.#credits.joined(record);
     s.audit?.appended(old.tenantId);
     s.cache?.invalidate(old.prefix);

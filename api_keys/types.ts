@@ -638,6 +638,13 @@ export interface RotateApiKeyStorageInput {
   oldExpiresAt: Date;
   /** Rotation time. */
   rotatedAt: Date;
+  /**
+   * The old key's name as the rotation read it, given when the new key takes
+   * it over (`rotate` without `name`): a storage with `rotateChecksName`
+   * rotates only while the old record still holds it (else `"not_rotatable"`),
+   * so a rename landing meanwhile is not lost on the new key.
+   */
+  expectedName?: string;
 }
 
 /** Options of `createTestKey`. */

@@ -377,6 +377,13 @@ export class StorageAccess {
     }
     this.storesLayout = storesLayout === true;
     if (!this.storesLayout) missing.push("storesLayout (a key verifies in any accepted layout)");
+    const { rotateChecksName } = storage as ApiKeyStorage;
+    if (rotateChecksName !== undefined && typeof rotateChecksName !== "boolean") {
+      throw new TypeError(`${label}.rotateChecksName must be a boolean`);
+    }
+    if (rotateChecksName !== true) {
+      missing.push("rotateChecksName (a rename landing during a rotation may miss the new key)");
+    }
     const { storesRateLimits } = storage as ApiKeyStorage;
     if (storesRateLimits !== undefined && typeof storesRateLimits !== "boolean") {
       throw new TypeError(`${label}.storesRateLimits must be a boolean`);

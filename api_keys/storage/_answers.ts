@@ -8,6 +8,7 @@
  * @module
  */
 import { ApiKeyOperationError } from "../errors.ts";
+import { instantProblem } from "../_input.ts";
 import { missingMigrationError } from "./_migrations.ts";
 import { API_KEY_HASH_SCHEMES, CURRENT_HASH_SCHEME } from "../hasher.ts";
 import { creditPartsOf, isStoredRateLimits, storedRefill } from "../metering/_limits.ts";
@@ -153,20 +154,21 @@ export function readUsageBuckets(
   };
 }
 
-function isInvalidDate(value: unknown): value is Date {
-  return value instanceof Date && Number.isNaN(value.getTime());
+/** Whether `value` is a `Date` the service cannot use: invalid, or past the range of `instantProblem`. */
+function isUnreadableDate(value: unknown): boolean {
+  return value instanceof Date && instantProblem(value.getTime()) !== undefined;
 }
 
 /**
  * A stored `expiresAt` as the service reads it, copied: a `Date` that is not a
- * valid date (a bad row, or one written by an older version) counts as
- * expired, read as the epoch, 1970-01-01T00:00:00.000Z. In-process storages
- * store it so read (their records are checked once, not on every peek).
+ * valid date or lies outside 0001-01-01..9999-12-31 (`instantProblem`: a bad
+ * row, one written by an older version, one PostgreSQL reads as invalid)
+ * counts as expired, read as the epoch, 1970-01-01T00:00:00.000Z. In-process
+ * storages store it so read (their records are checked once, not on every peek).
  */
 export function readExpiresAt(expiresAt: Date | null): Date | null {
   if (expiresAt === null) return null;
-  const ms = expiresAt.getTime();
-  return new Date(Number.isNaN(ms) ? 0 : ms);
+  return new Date(isUnreadableDate(expiresAt) ? 0 : expiresAt.getTime());
 }
 
 function isDateOrNull(value: unknown): boolean {
@@ -258,7 +260,7 @@ export function nullAbsentFields(record: Record<string, unknown>): void {
 
 /**
  * A stored value as the service reads it: an absent nullable field reads as
- * `null` and an `expiresAt` that is not a valid date as expired (the epoch,
+ * `null` and an `expiresAt` that is not a valid date (see `readExpiresAt`) as expired (the epoch,
  * 1970-01-01T00:00:00.000Z), in a shallow copy (else the value itself). Throws
  * a `TypeError` naming the first field that breaks the `ApiKeyRecord` shape
  * (never its value).
@@ -268,7 +270,7 @@ export function readApiKeyRecord(value: unknown): ApiKeyRecord {
     throw new TypeError("malformed record: not an object");
   }
   let record = value as Record<string, unknown>;
-  if (isInvalidDate(record.expiresAt) || NULLABLE_FIELDS.some((f) => record[f] === undefined)) {
+  if (isUnreadableDate(record.expiresAt) || NULLABLE_FIELDS.some((f) => record[f] === undefined)) {
     record = { ...record, expiresAt: readExpiresAt((record.expiresAt ?? null) as Date | null) };
     nullAbsentFields(record);
   }

@@ -8,7 +8,7 @@
 import { StorageAccess } from "./_access.ts";
 import { newestPoolRecord, withPoolBalance } from "./_answers.ts";
 import type { ApiKeyStorage, ListApiKeyPageOptions } from "./types.ts";
-import type { ApiKeyRecord, ApiKeyRecordInput } from "../types.ts";
+import type { ApiKeyRecord, ApiKeyRecordInput, RotateApiKeyStorageInput } from "../types.ts";
 import { API_KEY_USAGE_REFUSALS, type ApiKeyUsageRow } from "../metering/usage.ts";
 import { canonicalJson, verifyAuditChain } from "../audit/chain.ts";
 import type { AuditAction, AuditAppend } from "../audit/types.ts";
@@ -1444,6 +1444,39 @@ export function runApiKeyStorageContract(
       (await storage.findById(old.id))!.replacedByKeyId === winner.newRecord.id,
       "old record points to the winner",
     );
+  });
+
+  test("rotateChecksName (when true): rotate and rotateForTenant given expectedName rotate only while the old record holds it; renamed meanwhile, not_rotatable and nothing usable", async () => {
+    const storage = await factory();
+    if (storage.rotateChecksName !== true) return;
+    const rename = storage.renameForTenant?.bind(storage);
+    const forTenant = storage.rotateForTenant?.bind(storage);
+    const rotations = [(input: RotateApiKeyStorageInput) => storage.rotate(input)];
+    if (forTenant !== undefined) rotations.push((input) => forTenant("tenant-a", input));
+    for (const [i, rotate] of rotations.entries()) {
+      // The rotation read "billing-old"; a rename to "billing-new" lands before its write
+      // (without renameForTenant, the record is stored so renamed).
+      const old = sampleRecord({ name: "billing-new" });
+      await storage.insert(rename === undefined ? old : { ...old, name: "billing-old" });
+      await rename?.(old.tenantId, old.id, old.name);
+      const stale = rotationOf(old);
+      stale.newRecord.name = "billing-old";
+      await notRotatable(rotate({ ...stale, expectedName: "billing-old" }), `${i}: stale name`);
+      await leftNothingUsable(storage, stale.newRecord.id, `${i}: rotation of a stale name`);
+      sameRecord(await storage.findById(old.id), old, `${i}: old record unchanged`);
+      const fresh = rotationOf(old);
+      fresh.newRecord.name = old.name;
+      const answer = await rotate({ ...fresh, expectedName: old.name });
+      check(
+        answer === "rotated" || answer === undefined,
+        `${i}: rotate answered ${String(answer)}`,
+      );
+      sameRecord(await storage.findById(fresh.newRecord.id), fresh.newRecord, `${i}: new record`);
+      check(
+        (await storage.findById(old.id))!.replacedByKeyId === fresh.newRecord.id,
+        `${i}: old record points to the new one`,
+      );
+    }
   });
 
   test("rotate of an unknown id is api_key_record_not_found", async () => {

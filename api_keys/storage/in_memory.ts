@@ -98,7 +98,7 @@ function byExpiry(a: { expiresAt: Date; id: string }, b: { expiresAt: Date; id: 
 /**
  * Memory-backed storage with every capability of `ApiKeyStorage`
  * (`peekByPrefix`, `markRevokedIfActive`, `replaceHash`, `countHashes`,
- * `storesLayout`, `storesRateLimits`, `storesRateLimitKeyId`, `storesCredits`, the expiry notices, the rotations that wait, the
+ * `storesLayout`, `rotateChecksName`, `storesRateLimits`, `storesRateLimitKeyId`, `storesCredits`, the expiry notices, the rotations that wait, the
  * tenant-bound operations, the usage per key and hour with `usageBatches`). Lookups by id and prefix are O(1)
  * and listing is O(keys of the tenant), whatever the total count;
  * `listExpiring` scans every record, `readUsage` every stored hour of the tenant. Each write is one synchronous step, so
@@ -125,6 +125,8 @@ export class InMemoryApiKeyStorage implements ApiKeyStorage {
   readonly #audit = new MemoryAuditChains();
   /** Capability: each record's `layout` is kept. */
   readonly storesLayout = true;
+  /** Capability: `rotate` given `expectedName` rotates only while the old record holds it. */
+  readonly rotateChecksName = true;
   /** Capability: each record's `rateLimits` are kept. */
   readonly storesRateLimits = true;
   /** Capability: each record's `rateLimitKeyId` is kept. */
@@ -376,7 +378,10 @@ export class InMemoryApiKeyStorage implements ApiKeyStorage {
     const change = (): ApiKeyStorageRotateResult => {
       const old = this.#require(input.oldKeyId);
       if (tenantId !== undefined && old.tenantId !== tenantId) throw notFound();
-      if (old.rotatedAt !== null || old.revokedAt !== null || old.replacedByKeyId !== null) {
+      if (
+        old.rotatedAt !== null || old.revokedAt !== null || old.replacedByKeyId !== null ||
+        (input.expectedName !== undefined && old.name !== input.expectedName)
+      ) {
         return "not_rotatable";
       }
       this.#add(input.newRecord);

@@ -471,7 +471,7 @@ function toRecord(row: unknown): ApiKeyRecord {
  * Storage over a Prisma-shaped client, using only the spec's delegate calls
  * (`create`, `findMany`, `findUnique`, `update`, optional `$transaction`).
  * Capabilities: `markRevokedIfActive`, `replaceHash`, `countHashes`,
- * `lowerExpiry`, `replaceNameForTenant`, `listPageByTenant` (with the delegate's `fields`), `findByReplacement`, `findManyByIds` and the tenant-bound operations; the
+ * `lowerExpiry`, `replaceNameForTenant`, `rotateChecksName`, `listPageByTenant` (with the delegate's `fields`), `findByReplacement`, `findManyByIds` and the tenant-bound operations; the
  * expiry notices, rotation waits (migration `0004_api_key_expiry`), `storesLayout` (`0006`),
  * `storesRateLimits` (`0008`), `storesRateLimitKeyId` (`0014`), `storesCredits` (`0011`; with
  * `$queryRawUnsafe` also `findTenantPool` and `setTenantPool`, index `0018`), `recordUsage`/`readUsage` (`usage`, raw
@@ -481,7 +481,8 @@ function toRecord(row: unknown): ApiKeyRecord {
  * column (`0003`) rows read as the default scheme.
  *
  * `rotate` inserts the new row, then updates the old one where it is neither
- * rotated nor revoked (`P2025`: it answers `"not_rotatable"`), in one transaction
+ * rotated nor revoked, and still named `expectedName` when given (`P2025`: it
+ * answers `"not_rotatable"`), in one transaction
  * with `$transaction`. Without it, a failed update is compensated by revoking
  * the new row (whose key was never handed out); if that fails too, the new
  * row stays listed as an active key nobody holds.
@@ -500,6 +501,8 @@ function toRecord(row: unknown): ApiKeyRecord {
  */
 export class PrismaApiKeyStorage implements ApiKeyStorage {
   readonly #client: PrismaApiKeyClient;
+  /** Capability: `rotate` given `expectedName` adds `name` to the old row's conditional update. */
+  readonly rotateChecksName = true;
   /** Capability, with the `storesLayout` option only: the `layout` column is written and read. */
   readonly storesLayout?: boolean;
   /** Capability, with the `storesRateLimits` option only: the `rateLimits` column is written and read. */
@@ -1090,6 +1093,7 @@ export class PrismaApiKeyStorage implements ApiKeyStorage {
         where: {
           id: input.oldKeyId,
           ...(tenantId === undefined ? {} : { tenantId }),
+          ...(input.expectedName === undefined ? {} : { name: input.expectedName }),
           rotatedAt: null,
           revokedAt: null,
         },

@@ -185,6 +185,13 @@ export interface ApiKeyStorage {
    * balance written back from the limiter's store); an unknown id is ignored.
    */
   setCredits?(id: string, credits: ApiKeyCredits): Promise<void>;
+  /**
+   * Capability: `true` when `rotate` and `rotateForTenant` given
+   * `expectedName` rotate only while the old record's name is that one, in
+   * the same step, else answer `"not_rotatable"`. Without it a rename landing
+   * while a rotation keeping the name is in flight stays on the old key only.
+   */
+  readonly rotateChecksName?: boolean;
   /** Sets `lastUsedAt` (best effort). */
   touchLastUsed(id: string, lastUsedAt: Date): Promise<void>;
   /**
@@ -376,6 +383,7 @@ export type ApiKeyStorageCapability =
   | "storesRateLimitKeyId"
   | "storesCredits"
   | "setCredits"
+  | "rotateChecksName"
   | "listExpiring"
   | "claimExpiryNotice"
   | "saveRotationWait"

@@ -1230,3 +1230,98 @@ describe("ApiKeysService.updateCredits with the audit log", () => {
     await service.close();
   });
 });
+
+/** `inner` whose `rotate` first runs `before` (a write landing late, after other calls). */
+function lateRotation<S extends ApiKeyStorage>(inner: S, before: () => Promise<void>): S {
+  return new Proxy(inner, {
+    get(target, name) {
+      const value = Reflect.get(target, name);
+      if (typeof value !== "function") return value;
+      if (name !== "rotate") return value.bind(target);
+      return async (...args: unknown[]) => {
+        await before();
+        return value.apply(target, args);
+      };
+    },
+  });
+}
+
+describe("ApiKeysService.rotate with a rename landing before its write", () => {
+  const storages = [
+    ["memory", () => new InMemoryApiKeyStorage()],
+    ["Prisma", () => new PrismaApiKeyStorage(fakePrismaClient())],
+  ] as const;
+  for (const [label, make] of storages) {
+    it(`${label}: the successor carries the name the old key holds at the write`, async () => {
+      const inner = make();
+      let renames = 0;
+      const storage = lateRotation(inner, async () => {
+        if (renames++ === 0) await inner.renameForTenant("t1", id, "billing-new");
+      });
+      const { service } = makeService({ storage });
+      const { id } = await service.create({
+        tenantId: "t1",
+        name: "billing-old",
+        scopes: READ_ORDERS,
+      });
+      const rotated = await service.rotate(id);
+      assert.equal((await inner.findById(rotated.id))!.name, "billing-new");
+      assert.equal((await inner.findById(id))!.replacedByKeyId, rotated.id);
+    });
+
+    it(`${label}: renamed again during the second attempt, it refuses with api_key_not_rotatable and leaves no usable key`, async () => {
+      const inner = make();
+      let renames = 0;
+      const storage = lateRotation(inner, async () => {
+        await inner.renameForTenant("t1", id, `billing-${++renames}`);
+      });
+      const { service } = makeService({ storage });
+      const { id } = await service.create({
+        tenantId: "t1",
+        name: "billing-0",
+        scopes: READ_ORDERS,
+      });
+      const error = await rejection(service.rotate(id));
+      assert.equal(error.code, "api_key_not_rotatable");
+      assert.equal(renames, 2, "one retry");
+      const old = (await inner.findById(id))!;
+      assert.equal(old.rotatedAt, null);
+      const usable = (await inner.listByTenant("t1")).filter((r) => r.revokedAt === null);
+      assert.deepEqual(usable.map((r) => r.id), [id]);
+    });
+
+    it(`${label}: a name given to rotate is the successor's, a rename meanwhile notwithstanding`, async () => {
+      const inner = make();
+      const storage = lateRotation(inner, () => inner.renameForTenant("t1", id, "billing-new"));
+      const { service } = makeService({ storage });
+      const { id } = await service.create({
+        tenantId: "t1",
+        name: "billing-old",
+        scopes: READ_ORDERS,
+      });
+      const rotated = await service.rotate(id, { name: "billing-next" });
+      assert.equal((await inner.findById(rotated.id))!.name, "billing-next");
+      assert.equal((await inner.findById(id))!.name, "billing-new");
+    });
+  }
+});
+
+describe("ApiKeysService.rotate of a stored expiresAt past 9999-12-31", () => {
+  it("refuses it as expired (api_key_not_rotatable), as PostgreSQL reads it", async () => {
+    const { service, storage } = makeService();
+    const { id } = await service.create({ tenantId: "t1", name: "far", scopes: READ_ORDERS });
+    const stored = (await storage.findById(id))!;
+    await storage.markRevoked(id, new Date(0));
+    const far = {
+      ...stored,
+      id: "far",
+      prefix: "FarFarFarFar",
+      expiresAt: new Date(Date.UTC(10000, 0, 1)),
+    };
+    await storage.insert(far);
+    const error = await rejection(service.rotate("far", { gracePeriodMs: 1000 }));
+    assert.equal(error.code, "api_key_not_rotatable");
+    const summaries = await service.listSummaries("t1", { includeRevoked: true });
+    assert.equal(summaries.find((s) => s.id === "far")?.status, "expired");
+  });
+});

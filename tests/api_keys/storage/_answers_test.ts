@@ -4,7 +4,7 @@
  */
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { readApiKeyRecord } from "../../../api_keys/storage/_answers.ts";
+import { readApiKeyRecord, readExpiresAt } from "../../../api_keys/storage/_answers.ts";
 import type { ApiKeyRecord } from "../../../api_keys/types.ts";
 import { storedRecord } from "./stored_record.ts";
 
@@ -31,6 +31,15 @@ describe("readApiKeyRecord", () => {
         assert.match(error.message, message);
         return true;
       });
+    }
+  });
+
+  it("reads an expiresAt outside 0001-01-01..9999-12-31 as expired (the epoch), as an invalid one", () => {
+    const last = new Date("9999-12-31T23:59:59.999Z");
+    assert.equal(readApiKeyRecord({ ...RECORD, expiresAt: last }).expiresAt, last);
+    for (const expiresAt of [new Date(Date.UTC(10000, 0, 1)), new Date(Date.UTC(-1, 0, 1))]) {
+      assert.equal(readApiKeyRecord({ ...RECORD, expiresAt }).expiresAt?.getTime(), 0);
+      assert.equal(readExpiresAt(expiresAt)?.getTime(), 0);
     }
   });
 

@@ -65,6 +65,13 @@ describe("InMemoryApiKeyStorage", () => {
     assert.equal(storage.peekByPrefix(record(2).prefix)?.expiresAt?.getTime(), 0);
   });
 
+  it("stores an expiresAt past 9999-12-31 as the service reads it: expired, as on PostgreSQL", async () => {
+    const storage = new InMemoryApiKeyStorage();
+    await storage.insert(record(1, { expiresAt: new Date(Date.UTC(10000, 0, 1)) }));
+    assert.equal(storage.peekByPrefix(record(1).prefix)?.expiresAt?.getTime(), 0);
+    assert.equal((await storage.findById("k1"))?.expiresAt?.getTime(), 0);
+  });
+
   it("touchLastUsed refuses a lastUsedAt that is not a valid Date (TypeError) and keeps the stored one", async () => {
     const storage = new InMemoryApiKeyStorage();
     await storage.insert(record(1, { lastUsedAt: new Date(7) }));
