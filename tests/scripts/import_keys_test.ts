@@ -13,6 +13,19 @@ const ownLines = (stderr: string) =>
   stderr.split("\n").filter((line) => !line.startsWith("Warning")).join("\n").trim();
 const onDeno = typeof (globalThis as { Deno?: unknown }).Deno !== "undefined";
 
+/**
+ * The CLI's dry run of `path` (the `nestarc-v0` layout, pepper version 1), which finds a bad
+ * record: it exits 1 (its stderr shown if not).
+ */
+async function failingDryRun(path: string) {
+  const run = await runImport(
+    ["--jsonl", path, "--legacy-key-layout", "nestarc-v0"],
+    { API_KEY_PEPPERS: JSON.stringify({ 1: PEPPER }), DATABASE_URL: "" },
+  );
+  assert.equal(run.code, 1, run.stderr);
+  return run;
+}
+
 describe("scripts/import_keys.ts without DATABASE_URL (dry run)", {
   skip: onDeno ? false : "runs the CLI under Deno",
 }, () => {
@@ -23,11 +36,7 @@ describe("scripts/import_keys.ts without DATABASE_URL (dry run)", {
       `"hash":"${"0".repeat(64)}"`,
     );
     Deno.writeTextFileSync(path, duplicate + "\n", { append: true });
-    const run = await runImport(
-      ["--jsonl", path, "--legacy-key-layout", "nestarc-v0"],
-      { API_KEY_PEPPERS: JSON.stringify({ 1: PEPPER }), DATABASE_URL: "" },
-    );
-    assert.equal(run.code, 1, run.stderr);
+    const run = await failingDryRun(path);
     assert.deepEqual(JSON.parse(run.stdout.trim()), {
       dryRun: true,
       imported: 2,
@@ -58,11 +67,7 @@ describe("scripts/import_keys.ts without DATABASE_URL (dry run)", {
         JSON.stringify(wholeKey),
       ].join("\n") + "\n",
     );
-    const run = await runImport(
-      ["--jsonl", path, "--legacy-key-layout", "nestarc-v0"],
-      { API_KEY_PEPPERS: JSON.stringify({ 1: PEPPER }), DATABASE_URL: "" },
-    );
-    assert.equal(run.code, 1, run.stderr);
+    const run = await failingDryRun(path);
     assert.deepEqual(JSON.parse(run.stdout.trim()), {
       dryRun: true,
       imported: 1,
@@ -95,11 +100,7 @@ describe("scripts/import_keys.ts without DATABASE_URL (dry run)", {
         JSON.stringify({ ...second, revoked: true, expires: "2024-02-01T00:00:00Z" }),
       ].join("\n") + "\n",
     );
-    const run = await runImport(
-      ["--jsonl", path, "--legacy-key-layout", "nestarc-v0"],
-      { API_KEY_PEPPERS: JSON.stringify({ 1: PEPPER }), DATABASE_URL: "" },
-    );
-    assert.equal(run.code, 1, run.stderr);
+    const run = await failingDryRun(path);
     assert.equal(JSON.parse(run.stdout).imported, 0);
     assert.equal(JSON.parse(run.stdout).errors, 2);
     assert.match(
@@ -140,11 +141,7 @@ describe("scripts/import_keys.ts without DATABASE_URL (dry run)", {
       records.map((record, i) => JSON.stringify({ ...record, scopes: scopes[i] })).join("\n") +
         "\n",
     );
-    const run = await runImport(
-      ["--jsonl", path, "--legacy-key-layout", "nestarc-v0"],
-      { API_KEY_PEPPERS: JSON.stringify({ 1: PEPPER }), DATABASE_URL: "" },
-    );
-    assert.equal(run.code, 1, run.stderr);
+    const run = await failingDryRun(path);
     assert.deepEqual(JSON.parse(run.stdout.trim()), {
       dryRun: true,
       imported: 2,
@@ -173,11 +170,7 @@ describe("scripts/import_keys.ts without DATABASE_URL (dry run)", {
     // 1,000,000 "é": under 1 MiB in UTF-16 units, 2 MB in UTF-8.
     const long = JSON.stringify({ ...JSON.parse(first), x: "é".repeat(1_000_000) });
     Deno.writeTextFileSync(path, `${long}\n${second}\n`);
-    const run = await runImport(
-      ["--jsonl", path, "--legacy-key-layout", "nestarc-v0"],
-      { API_KEY_PEPPERS: JSON.stringify({ 1: PEPPER }), DATABASE_URL: "" },
-    );
-    assert.equal(run.code, 1, run.stderr);
+    const run = await failingDryRun(path);
     assert.equal(JSON.parse(run.stdout).imported, 1);
     assert.equal(ownLines(run.stderr), "line 1: error: longer than 1 MiB (of UTF-8): not read");
     assert.ok(!run.stderr.includes(keys[0].prefix));
@@ -195,11 +188,7 @@ describe("scripts/import_keys.ts without DATABASE_URL (dry run)", {
     });
     const bytes = [...first, 0x0a, ...second, 0x0a, ...encoder.encode(lines[2] + "\n")];
     Deno.writeFileSync(path, new Uint8Array(bytes));
-    const run = await runImport(
-      ["--jsonl", path, "--legacy-key-layout", "nestarc-v0"],
-      { API_KEY_PEPPERS: JSON.stringify({ 1: PEPPER }), DATABASE_URL: "" },
-    );
-    assert.equal(run.code, 1, run.stderr);
+    const run = await failingDryRun(path);
     assert.deepEqual(JSON.parse(run.stdout.trim()), {
       dryRun: true,
       imported: 1,
