@@ -52,7 +52,7 @@ describe("toResponse", () => {
       context,
     );
     assert.equal(response.status, 404);
-    assert.equal(response.headers.get("content-type"), "application/json");
+    assert.equal(response.headers.get("content-type"), "application/json; charset=utf-8");
     assert.equal(response.headers.get("x-handler"), "h");
     assert.equal(response.headers.get("x-request-id"), "r1");
     assert.deepEqual(await response.json(), { success: false });
@@ -91,7 +91,7 @@ describe("toResponse", () => {
       wrapped: false,
       nullBody: false,
     }, undefined);
-    assert.equal(json.headers.get("content-type"), "application/json");
+    assert.equal(json.headers.get("content-type"), "application/json; charset=utf-8");
     assert.throws(() =>
       toResponse(
         { status: 200, headers: [], body: { n: 1n }, wrapped: false, nullBody: false },

@@ -53,7 +53,7 @@ describe("createSafeFetch route: successes", () => {
       await created(at("/items?x=1", { method: "POST" })),
     );
     assert.equal(status, 201);
-    assert.equal(headers.get("content-type"), "application/json");
+    assert.equal(headers.get("content-type"), "application/json; charset=utf-8");
     assert.equal(body.success, true);
     assert.equal(body.statusCode, 201);
     assert.equal(body.code, "ITEM_CREATED");
@@ -207,7 +207,7 @@ describe("createSafeFetch route: successes", () => {
     assert.equal(status, 202);
     assert.equal(body.statusCode, 202);
     assert.equal(headers.get("x-extra"), "yes");
-    assert.equal(headers.get("content-type"), "application/json");
+    assert.equal(headers.get("content-type"), "application/json; charset=utf-8");
     assert.deepEqual(body.meta.rateLimit, { limit: 10, remaining: 9, reset: 60 });
     const limited = safe.route({}, (_request, context) => {
       context.headers.set("X-RateLimit-Limit", "10");
@@ -363,13 +363,16 @@ describe("createSafeFetch route: successes", () => {
       context.headers.set("X-Other", "1");
       return { data: { id: "1" } };
     });
-    assert.equal((await untyped(at("/"))).headers.get("content-type"), "application/json");
+    assert.equal(
+      (await untyped(at("/"))).headers.get("content-type"),
+      "application/json; charset=utf-8",
+    );
     const wrapped = safe.route({}, (_request, context) => {
       context.headers.set("Content-Type", "application/vnd.api+json");
       return { id: "1" };
     });
     const envelope = await wrapped(at("/"));
-    assert.equal(envelope.headers.get("content-type"), "application/json");
+    assert.equal(envelope.headers.get("content-type"), "application/json; charset=utf-8");
     assert.deepEqual((await envelope.json()).data, { id: "1" });
   });
 
@@ -540,7 +543,7 @@ describe("createSafeFetch route: errors", () => {
         assert.equal(typeof response.body.requestId, "string", format);
         assert.equal(response.body.requestId, id, format);
         if (format === "envelope") {
-          assert.equal(response.headers.get("content-type"), "application/json");
+          assert.equal(response.headers.get("content-type"), "application/json; charset=utf-8");
           assert.equal(isError(response.body), true);
         } else {
           assert.equal(
