@@ -4,8 +4,14 @@
  * @module
  */
 
-/** The `Content-Type` of a JSON body a binding types itself (an envelope, a plain value). */
+/** The media type of JSON (`Content-Type`'s essence). */
 export const JSON_CONTENT_TYPE = "application/json";
+
+/**
+ * The `Content-Type` of a JSON body a binding types itself (an envelope, a plain value), as Nest on
+ * Express and Fastify send it: the same header on every binding.
+ */
+export const JSON_HEADER = `${JSON_CONTENT_TYPE}; charset=utf-8`;
 
 /**
  * Whether the `Content-Type` `value` is JSON: `application/json` or a `+json` structured syntax

@@ -3,7 +3,7 @@
  * and the `Reply` as a `Response`.
  * @module
  */
-import { JSON_CONTENT_TYPE } from "../_media_type.ts";
+import { JSON_HEADER } from "../_media_type.ts";
 import type { ParsedPaginationQuery } from "../pagination_query.ts";
 import type { HttpExchange, Reply } from "../responder.ts";
 
@@ -124,7 +124,7 @@ export function copyHeaders(into: Headers, from: Headers): void {
 
 /**
  * Response headers: the handler's, then the reply's (a plain list when the handler set none). A JSON
- * body is typed `application/json`, but for an unwrapped one whose handler set its own type.
+ * body is typed `application/json; charset=utf-8`, but for an unwrapped one whose handler set its own type.
  */
 function headersOf(
   reply: Reply,
@@ -134,10 +134,10 @@ function headersOf(
   const touched = context?.touched;
   if (touched === undefined) {
     const own = reply.headers.some(([name]) => name.toLowerCase() === "content-type");
-    return json && !own ? [["Content-Type", JSON_CONTENT_TYPE], ...reply.headers] : reply.headers;
+    return json && !own ? [["Content-Type", JSON_HEADER], ...reply.headers] : reply.headers;
   }
   if (json && (reply.wrapped || !touched.has("Content-Type"))) {
-    touched.set("Content-Type", JSON_CONTENT_TYPE);
+    touched.set("Content-Type", JSON_HEADER);
   }
   for (const [name, value] of reply.headers) touched.set(name, value);
   return touched;
@@ -157,7 +157,7 @@ export function toResponse(reply: Reply, context: RequestContext | undefined): R
   if (reply.wrapped) {
     const text = JSON.stringify(body);
     if (reply.headers.length === 0 && context?.touched === undefined) {
-      return new Response(text, { status, headers: { "Content-Type": JSON_CONTENT_TYPE } });
+      return new Response(text, { status, headers: { "Content-Type": JSON_HEADER } });
     }
     return new Response(text, { status, headers: headersOf(reply, context, true) });
   }
