@@ -142,11 +142,14 @@ describe("api_keys/audit/mod.ts", () => {
       const { id } = await service.create({ tenantId: "acme", name: `k${i}`, scopes });
       await service.revoke(id, { actor: "bob" });
     }
-    const lines = await Array.fromAsync(service.exportAuditLog("acme"));
+    // for await, not Array.fromAsync: the suite also runs on Node 20, which lacks it.
+    const lines: string[] = [];
+    for await (const line of service.exportAuditLog("acme")) lines.push(line);
     const expected = { tenantId: "acme", checkpointKey: CHECKPOINT_KEY };
     const whole = await audit.verifyAuditExport(lines, expected);
     assert.deepEqual(whole.ok && whole.checked, 6);
-    const fromFour = await Array.fromAsync(service.exportAuditLog("acme", 4));
+    const fromFour: string[] = [];
+    for await (const line of service.exportAuditLog("acme", 4)) fromFour.push(line);
     const part = await audit.verifyAuditExport(fromFour, { ...expected, fromSeq: 4 });
     assert.deepEqual(part.ok && part.checked, 3);
     const cut = await audit.verifyAuditExport(lines.slice(0, -2), expected);
