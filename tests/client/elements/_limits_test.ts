@@ -1,7 +1,11 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
-import { fitsCodePoints, MAX_API_KEY_NAME_LENGTH } from "../../../client/elements/_limits.ts";
+import {
+  firstCodePoints,
+  fitsCodePoints,
+  MAX_API_KEY_NAME_LENGTH,
+} from "../../../client/elements/_limits.ts";
 import * as keyName from "../../../api_keys/_key_name.ts";
 import * as types from "../../../api_keys/types.ts";
 
@@ -31,10 +35,19 @@ describe("client/elements/_limits.ts", () => {
     );
   });
 
+  it("firstCodePoints keeps a text's first code points, never half of one", () => {
+    const max = MAX_API_KEY_NAME_LENGTH;
+    assert.equal(firstCodePoints("🔑".repeat(max + 1), max), "🔑".repeat(max));
+    assert.equal(firstCodePoints("n".repeat(max + 40), max), "n".repeat(max));
+    assert.equal(firstCodePoints("🔑".repeat(150), max), "🔑".repeat(150));
+    assert.equal(firstCodePoints("", max), "");
+  });
+
   it("imports nothing (the server takes no browser code with it); the fields bound by it", () => {
     assert.doesNotMatch(read("_limits.ts"), /^\s*(import|export .* from)/m);
-    assert.match(read("_toolbar.ts"), /maxlength: String\(MAX_API_KEY_NAME_LENGTH\)/);
-    // The name fields count code points; `maxlength` (UTF-16 units) stops only past two each.
+    // The fields count code points; `maxlength` (UTF-16 units) stops only past two each.
+    assert.match(read("_toolbar.ts"), /maxlength: String\(2 \* MAX_API_KEY_NAME_LENGTH\)/);
+    assert.match(read("_toolbar.ts"), /firstCodePoints\(.*, MAX_API_KEY_NAME_LENGTH\)/);
     assert.match(read("_dialogs.ts"), /maxlength: String\(2 \* MAX_API_KEY_NAME_LENGTH\)/);
     assert.match(read("_dialogs.ts"), /fitsCodePoints\(input\.value, MAX_API_KEY_NAME_LENGTH\)/);
     for (const name of ["_toolbar.ts", "_dialogs.ts"]) {
