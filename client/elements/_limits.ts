@@ -10,8 +10,8 @@
 /**
  * Longest accepted key name, in code points (as the OpenAPI document's
  * `maxLength` counts them: `fitsCodePoints`); also the longest search (`q`)
- * `GET /keys` takes. The name fields check it in code points; the search field
- * stops at as many UTF-16 units (`maxlength`), never past it.
+ * `GET /keys` takes. The name fields check it in code points; the search sends
+ * its first code points only (`firstCodePoints`).
  *
  * @example
  * ```ts
@@ -30,4 +30,16 @@ export function fitsCodePoints(text: string, max: number): boolean {
   let count = 0;
   for (const _ of text) if (++count > max) return false;
   return true;
+}
+
+/** The first `max` code points of `text` (never half of a surrogate pair): a search cut to `q`'s bound. */
+export function firstCodePoints(text: string, max: number): string {
+  if (fitsCodePoints(text, max)) return text;
+  let end = 0;
+  let count = 0;
+  for (const point of text) {
+    if (++count > max) break;
+    end += point.length;
+  }
+  return text.slice(0, end);
 }

@@ -5,7 +5,7 @@
  * @module
  */
 import { h } from "./_dom.ts";
-import { MAX_API_KEY_NAME_LENGTH } from "./_limits.ts";
+import { firstCodePoints, MAX_API_KEY_NAME_LENGTH } from "./_limits.ts";
 import type { Format } from "./_format.ts";
 import { fill, type ManagerConfig, type Pool } from "./_model.ts";
 import { environmentLabel } from "./_row.ts";
@@ -35,11 +35,14 @@ export const NO_FILTERS: Readonly<Filters> = Object.freeze({
 export class Toolbar {
   /** The bar. */
   readonly root: HTMLDivElement = h("div", { class: "tools", part: "toolbar" });
-  /** Stops at the longest search `GET /keys` takes (a longer one is refused with 400). */
+  /**
+   * Sends its first code points only, as many as `GET /keys` takes in `q` (a longer one is
+   * refused with 400); `maxlength`, in UTF-16 units, stops typing past two a code point.
+   */
   #search = h("input", {
     type: "search",
     autocomplete: "off",
-    maxlength: String(MAX_API_KEY_NAME_LENGTH),
+    maxlength: String(2 * MAX_API_KEY_NAME_LENGTH),
   });
   #status = h("select");
   #environment = h("select");
@@ -62,7 +65,7 @@ export class Toolbar {
     );
     const report = () =>
       changed({
-        q: this.#search.value.trim(),
+        q: firstCodePoints(this.#search.value.trim(), MAX_API_KEY_NAME_LENGTH),
         status: this.#status.value,
         environment: this.#environment.value,
         sort: this.#sort.value,
