@@ -218,6 +218,47 @@ describe("createApiKeysAdminFetchHandler over HTTP", () => {
     assert.ok(pulled < 10_000, `pulled ${pulled} chunks`);
   });
 
+  it("a body that fails mid-read is refused (400 on body), never run as if empty: a rotate keeps the old key", async () => {
+    const { service } = makeService();
+    const admin = createApiKeysAdminFetchHandler({
+      prefix: "/admin",
+      service,
+      scopes: ["projects:read"],
+      tenantOf: () => "acme",
+      canManage: () => true,
+      policy: () => null,
+    });
+    const leaked = await service.create({
+      tenantId: "acme",
+      name: "leaked",
+      scopes: [{ resource: "projects", level: "read" }],
+    });
+    // A client's upload reset after its first bytes: `{"grace":"none"}` never arrives whole.
+    const broken = () =>
+      new ReadableStream<Uint8Array>({
+        start(controller) {
+          controller.enqueue(new TextEncoder().encode('{"grace":'));
+          controller.error(new Error("connection reset"));
+        },
+      });
+    for (const [method, path] of [["POST", `/keys/${leaked.id}/rotate`], ["POST", "/keys"]]) {
+      const answer = await admin(
+        new Request(`http://localhost/admin${path}`, {
+          method,
+          headers: CSRF,
+          body: broken(),
+          // @ts-ignore: Node's Request needs it for a stream body
+          duplex: "half",
+        }),
+      );
+      assert.equal(answer?.status, 400, path);
+      assert.equal(JSON.parse(await answer!.text()).error.details.field, "body", path);
+    }
+    const stored = (await service.list("acme")).find((record) => record.id === leaked.id);
+    assert.equal(stored?.replacedByKeyId, null, "not rotated");
+    assert.equal((await service.verify(leaked.key)).keyId, leaked.id);
+  });
+
   it("paths outside the routes fall through to the app", async () => {
     for (const path of ["/settings/api-keys", "/settings/api-keys/", "/settings/other", "/x"]) {
       const response = await fetch(`${server.url}${path}`);

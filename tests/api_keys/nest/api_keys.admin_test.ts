@@ -226,6 +226,28 @@ for (const platform of PLATFORMS) {
       assert.equal(other.json.error.code, "csrf_refused");
     });
 
+    it("a rotate body the framework leaves unparsed is refused, never run with the defaults", async () => {
+      const leaked = await service.create({
+        tenantId: "acme",
+        name: "leaked",
+        scopes: [{ resource: "projects", level: "read" }],
+      });
+      // Express parses JSON and forms only; Fastify refuses an unknown media type itself (415).
+      const answer = await call("POST", `/keys/${leaked.id}/rotate`, '{"grace":"none"}', {
+        ...CSRF,
+        "content-type": "application/vnd.api+json",
+      });
+      if (platform === "express") {
+        assert.equal(answer.status, 400, answer.text);
+        assert.equal(answer.json.error.details.field, "body");
+      } else {
+        assert.equal(answer.status, 415, answer.text);
+      }
+      const stored = (await service.list("acme")).find((record) => record.id === leaked.id);
+      assert.equal(stored?.replacedByKeyId, null, "not rotated");
+      assert.equal((await service.verify(leaked.key)).keyId, leaked.id);
+    });
+
     it("bodies: over 16 KiB is 413; unknown fields and __proto__ are refused", async () => {
       const large = await call("POST", "/keys", { name: "x".repeat(20_000), scopes: [] });
       assert.equal(large.status, 413);
