@@ -31,13 +31,16 @@ const decoder = new TextDecoder("utf-8", { fatal: true });
 /**
  * The JSON object of `body` (empty: `{}`): at most `maxBytes`, UTF-8, own
  * properties of `fields` only (`__proto__` is an unknown field like any).
+ * `undefined`, a body the binding could not read, is refused, never read as
+ * empty (a rotation would run with its defaults).
  * Throws 413 `payload_too_large` or 400 `api_key_invalid_input`.
  */
 export function readObject(
-  body: Uint8Array | string | null,
+  body: Uint8Array | string | null | undefined,
   maxBytes: number,
   fields: readonly string[],
 ): Record<string, unknown> {
+  if (body === undefined) fail("body", "could not be read: send it whole, as application/json");
   const bytes = bodyBytes(body ?? "", maxBytes);
   if (bytes === null) {
     throw new AdminHttpError(413, "payload_too_large", `The body exceeds ${maxBytes} bytes`);

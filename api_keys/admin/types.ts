@@ -309,8 +309,12 @@ export interface AdminRequest {
   query: (name: string) => string | null | undefined;
   /** Case-insensitive header lookup. */
   headers: (name: string) => string | null | undefined;
-  /** The body: bytes or text (a binding may stop reading past `maxBodyBytes + 1`). */
-  body: Uint8Array | string | null;
+  /**
+   * The body: bytes or text (a binding may stop reading past `maxBodyBytes + 1`);
+   * `undefined` when the binding got one it could not read (a failed read, a media
+   * type its framework left unparsed): a route that reads a body answers 400.
+   */
+  body: Uint8Array | string | null | undefined;
 }
 
 /**

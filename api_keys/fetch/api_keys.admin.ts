@@ -88,13 +88,10 @@ export function createApiKeysAdminFetchHandler(
     if (!url.pathname.startsWith(`${prefix}/`)) return undefined;
     const path = decodedPath(url.pathname.slice(prefix.length));
     if (path === undefined || !handle.hasRoute(path)) return undefined;
-    let body: Uint8Array = new Uint8Array(0);
+    let body: Uint8Array | undefined = new Uint8Array(0);
     if (request.method !== "GET" && request.method !== "HEAD") {
-      try {
-        body = await readBounded(request.body, limit);
-      } catch {
-        body = new Uint8Array(0);
-      }
+      // A body that fails mid-read (a reset upload) is unread, never empty.
+      body = await readBounded(request.body, limit).catch(() => undefined);
     }
     const answer = await handle({
       method: routeMethod(request.method),

@@ -103,12 +103,24 @@ function queryValue(value: unknown): string | null {
     : "[object]";
 }
 
-/** The raw body when kept (`rawBody: true`), else the parsed body as JSON text. */
-function bodyOf(request: AdminHttpRequest): Uint8Array | string | null {
+/**
+ * The raw body when kept (`rawBody: true`), else the parsed body as JSON text;
+ * `undefined` for a body sent that the framework left unparsed (Express parses
+ * JSON and forms only), which a route reading a body refuses.
+ */
+function bodyOf(request: AdminHttpRequest): Uint8Array | string | null | undefined {
   const { rawBody, body } = request;
   if (rawBody instanceof Uint8Array) return rawBody;
-  if (typeof body === "string" || body === undefined || body === null) return body ?? null;
+  if (typeof body === "string" || body === null) return body;
+  if (body === undefined) return sentBody(request.headers) ? undefined : null;
   return JSON.stringify(body);
+}
+
+/** Whether a request's headers announce a body (RFC 9112 6.3: a length above 0 or chunked). */
+function sentBody(headers: AdminHttpRequest["headers"]): boolean {
+  const length = headers["content-length"];
+  return headers["transfer-encoding"] !== undefined ||
+    (typeof length === "string" && length !== "0");
 }
 
 /**
