@@ -114,6 +114,25 @@ describe("errorMessageOf: credentials", () => {
     assert.equal(errorMessageOf(new Error("postgresql://db/x?u=a@b")), "postgresql://***@b");
   });
 
+  it("hides a password holding a quote, which a URL's userinfo keeps unescaped (Node's Request names the URL)", () => {
+    for (const password of ["pa'ss9word", 'pa"ss', "'", "a'b'c"]) {
+      assert.equal(
+        errorMessageOf(
+          new TypeError(
+            `Request cannot be constructed from a URL that includes credentials: https://app:${password}@store.example/`,
+          ),
+        ),
+        "Request cannot be constructed from a URL that includes credentials: https://***@store.example/",
+        password,
+      );
+    }
+    // A quoted URL still ends at its quote's space: the text after it is kept.
+    assert.equal(
+      errorMessageOf(new Error(`connect 'redis://u:p@h:1' failed, see 'docs'`)),
+      "connect 'redis://***@h:1' failed, see 'docs'",
+    );
+  });
+
   it("hides the value of a credential parameter in a URL's query, up to the next &, space or quote (a # too: it may be the password's)", () => {
     // Every credential name, in any letter case, also as a name's end (sslpassword, client_secret).
     const names = [
