@@ -71,13 +71,14 @@ export function errorMessageOf(error: unknown): string {
 }
 
 /**
- * A URL's scheme and the rest of it, up to a space or a quote: a driver quotes
- * a connection string it cannot parse. A scheme may follow any character
- * (`conn_postgresql://`). Each start tries at most 33 characters of scheme,
- * then one greedy run with nothing after it to backtrack for, so in time
- * linear in the text.
+ * A URL's scheme and the rest of it, up to a space: a quote does not end it,
+ * since a userinfo keeps `'` and `"` unescaped (a driver quoting the URL it
+ * cannot parse leaves its closing quote in the run, after the last `@`). A
+ * scheme may follow any character (`conn_postgresql://`). Each start tries at
+ * most 33 characters of scheme, then one greedy run with nothing after it to
+ * backtrack for, so in time linear in the text.
  */
-const URL_TEXT = /([a-z][a-z0-9+.-]{0,31}:\/\/)[^\s'"]*/gi;
+const URL_TEXT = /([a-z][a-z0-9+.-]{0,31}:\/\/)\S*/gi;
 
 /**
  * A URL's text with all up to its last `@` hidden: the `user:password@`, whose
