@@ -75,6 +75,21 @@ describe("InMemoryApiKeyChangeFeed", () => {
     for (const args of warnings) assert.doesNotMatch(String(args[0]), /boom|AbCdEf/);
   });
 
+  it("hands every listener a frozen notice: one editing it cannot change what a later one (a cache) reads", () => {
+    const feed = new InMemoryApiKeyChangeFeed();
+    let frozen: boolean | undefined;
+    feed.subscribe((notice) => {
+      frozen = Object.isFrozen(notice);
+      (notice as { prefix: string }).prefix = String(notice.prefix).toLowerCase(); // throws once frozen
+    });
+    const cache = cachingConsumer(feed);
+    feed.publish({ kind: "revoked", prefix: PREFIX_A });
+    assert.equal(frozen, true);
+    assert.deepEqual(cache.notices, [{ kind: "revoked", prefix: PREFIX_A, counter: 1 }]);
+    assert.equal(cache.cache.has(PREFIX_A), false, "the revoked key leaves the cache");
+    assert.equal(warnings.length, 1, "the editing listener's throw, contained");
+  });
+
   it("is healthy with staleness 0 until closed, then unhealthy with staleness Infinity", async () => {
     let now = 1_000;
     const feed = new InMemoryApiKeyChangeFeed({ monotonicClock: () => now });
