@@ -67,8 +67,9 @@ export interface ApiKeyFeedReset {
 export type ApiKeyChangeNotice = ApiKeyChange | ApiKeyFeedReset;
 
 /**
- * Receives notices synchronously, in counter order. A throw or a rejected
- * promise is contained (logged once, then silence) and never stops delivery.
+ * Receives notices synchronously, in counter order, each frozen (every listener
+ * reads the same one). A throw or a rejected promise is contained (logged
+ * once, then silence) and never stops delivery.
  */
 export type ApiKeyChangeListener = (notice: ApiKeyChangeNotice) => void | Promise<void>;
 
@@ -158,7 +159,8 @@ export class ChangeListeners {
       throw new TypeError("a change feed listener must be a function");
     }
     const id = Symbol("listener");
-    this.#dispatchers.set(id, createDispatcher(listener, undefined, "change feed listener")!);
+    // Frozen: every listener reads the same notice, the service's cache among them.
+    this.#dispatchers.set(id, createDispatcher(listener, undefined, "change feed listener", true)!);
     return () => {
       this.#dispatchers.delete(id);
     };
