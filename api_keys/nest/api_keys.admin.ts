@@ -104,23 +104,23 @@ function queryValue(value: unknown): string | null {
 }
 
 /**
- * The raw body when kept (`rawBody: true`), else the parsed body as JSON text;
- * `undefined` for a body sent that the framework left unparsed (Express parses
- * JSON and forms only), which a route reading a body refuses.
+ * The body the framework parsed as JSON: its raw bytes when kept (`rawBody: true`), else the
+ * parsed value as JSON text; `null` when none was sent. A body sent as anything but
+ * `application/json`, which Express leaves unparsed (`undefined`, or `{}` on Express 4) and
+ * Fastify parses as text, is `undefined`: a route reading a body refuses it, never reads it as
+ * empty.
  */
 function bodyOf(request: AdminHttpRequest): Uint8Array | string | null | undefined {
-  const { rawBody, body } = request;
-  if (rawBody instanceof Uint8Array) return rawBody;
-  if (typeof body === "string" || body === null) return body;
-  if (body === undefined) return sentBody(request.headers) ? undefined : null;
-  return JSON.stringify(body);
-}
-
-/** Whether a request's headers announce a body (RFC 9112 6.3: a length above 0 or chunked). */
-function sentBody(headers: AdminHttpRequest["headers"]): boolean {
+  const { headers, rawBody, body } = request;
   const length = headers["content-length"];
-  return headers["transfer-encoding"] !== undefined ||
-    (typeof length === "string" && length !== "0");
+  if (headers["transfer-encoding"] === undefined && (length === undefined || length === "0")) {
+    return null; // RFC 9112 6.3: no body without a length above 0 or chunked
+  }
+  const type = headers["content-type"];
+  const essence = typeof type === "string" ? type.split(";", 1)[0].trim().toLowerCase() : "";
+  if (essence !== "application/json" || body === undefined) return undefined;
+  if (rawBody instanceof Uint8Array) return rawBody;
+  return typeof body === "string" ? body : JSON.stringify(body);
 }
 
 /**
