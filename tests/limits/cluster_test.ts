@@ -439,6 +439,24 @@ if (
       }
     });
 
+    it("a cluster client given without clustered: true is a TypeError at construction (its batches would span slots: CROSSSLOT, passed uncounted under open)", async () => {
+      const cluster = await connectCluster();
+      try {
+        for (const clustered of [{}, { clustered: false }]) {
+          assert.throws(
+            () =>
+              createRedisRateLimitStore({
+                client: cluster as unknown as RedisScriptClient,
+                ...clustered,
+              }),
+            { name: "TypeError", message: /clustered: true/ },
+          );
+        }
+      } finally {
+        await cluster.close();
+      }
+    });
+
     it("exact across 4 processes: a tenant's shared policy (100) beside each key's, a predecessor's balance (150), one slot", async () => {
       const tenant = `tenant:${freshSubject("exact")}`;
       const outputs = await fireProcesses(tenant);

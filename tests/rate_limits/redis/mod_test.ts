@@ -254,6 +254,8 @@ describe("createRedisRateLimitStore", () => {
       "NOPERM this user has no permissions to run the 'evalsha' command",
       "NOAUTH Authentication required.",
       "WRONGPASS invalid username-password pair or user is disabled.",
+      // A cluster client given as a single server's: one batch's keys in several slots.
+      "CROSSSLOT Keys in request don't hash to the same slot",
       // Redis 7: a Lua error, a command the ACL denies the script, a command refusing its input.
       `ERR user_script:12: attempt to compare nil with number ${at}`,
       `ERR The user executing the script can't run this command or subcommand ${at}`,
