@@ -126,6 +126,23 @@ describe("errorMessageOf: credentials", () => {
         password,
       );
     }
+    // A credential after a URL in JSON, its value holding an @: hidden whole, never its tail.
+    for (
+      const [name, value] of [["password", "hunter@2secret"], ["password", "@Sup3rSecret"], [
+        "token",
+        "tok_a@b_LEAKME",
+      ], ["api_key", "k@LEAKME123"]]
+    ) {
+      assert.equal(
+        errorMessageOf(new Error(`{"url":"https://db.example/","${name}":"${value}"}`)),
+        `{"url":"https://db.example/","${name}":***}`,
+        value,
+      );
+    }
+    assert.equal(
+      errorMessageOf(new Error("url=https://h.example;password=p@LEAKME")),
+      "url=https://h.example;password=***",
+    );
     // A quoted URL still ends at its quote's space: the text after it is kept.
     assert.equal(
       errorMessageOf(new Error(`connect 'redis://u:p@h:1' failed, see 'docs'`)),
