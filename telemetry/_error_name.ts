@@ -53,18 +53,17 @@ export function errorMessageOf(error: unknown): string {
     const e = error as { message?: unknown; code?: unknown } | null | undefined;
     const text = String(e?.message || e?.code || error);
     // Hidden in the first `HIDDEN_MAX` characters (linear time on any text), then cut to
-    // `MESSAGE_MAX`: a cut inside credentials would leave them unmatched. A URL running into the
-    // first cut may hold its `@` past it: all after its scheme hidden.
-    const end = text.length > HIDDEN_MAX ? HIDDEN_MAX : -1;
-    return text.slice(0, HIDDEN_MAX)
-      .replace(
-        URL_TEXT,
-        (url, scheme: string, at: number) => hideCredentials(url, scheme, at + url.length === end),
-      )
-      .replace(CREDENTIAL, (_, query, pair, header) => `${query ?? pair ?? header}***`).slice(
-        0,
-        MESSAGE_MAX,
-      );
+    // `MESSAGE_MAX`: a cut inside credentials would leave them unmatched. Named credentials
+    // first: a URL's run (to the next space) may reach one, whose value's `@` would then pass
+    // for the URL's. A URL running into the first cut may hold its `@` past it: all after its
+    // scheme hidden.
+    const head = text.slice(0, HIDDEN_MAX)
+      .replace(CREDENTIAL, (_, query, pair, header) => `${query ?? pair ?? header}***`);
+    const end = text.length > HIDDEN_MAX ? head.length : -1;
+    return head.replace(
+      URL_TEXT,
+      (url, scheme: string, at: number) => hideCredentials(url, scheme, at + url.length === end),
+    ).slice(0, MESSAGE_MAX);
   } catch {
     return "unknown";
   }
