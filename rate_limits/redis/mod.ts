@@ -102,7 +102,9 @@ export interface RedisRateLimitStoreOptions {
   prefix?: string;
   /**
    * A Redis Cluster client (node-redis `createCluster`): the limiter then
-   * sends one batch per slot (`RateLimitCheckOptions.slot`). Default false.
+   * sends one batch per slot (`RateLimitCheckOptions.slot`). Default false;
+   * a node-redis cluster client without it is a `TypeError`, and another
+   * client's `CROSSSLOT` reply a fault (the check fails closed).
    */
   clustered?: boolean;
   /**
@@ -155,12 +157,13 @@ const NO_CLIENT_TIMEOUT = Object.freeze({ timeout: undefined });
 
 /**
  * The error replies that are a bug or a misconfiguration, never an outage: a value the scripts
- * cannot read at a counter's key (`UNREADABLE`, `WRONGTYPE`: group 1), an ACL or password the
+ * cannot read at a counter's key (`UNREADABLE`, `WRONGTYPE`: group 1), a batch's keys in several
+ * slots (`CROSSSLOT`, group 2: a cluster client given without `clustered`), an ACL or password the
  * server refuses (`NOPERM`, `NOAUTH`, `WRONGPASS`), a script failing as it runs (Redis 7 names
  * its `user_script` line; Redis 6 wraps any such failure in `Error running script`).
  */
 const FAULT =
-  /^(?:(UNREADABLE|WRONGTYPE)|NOPERM|NOAUTH|WRONGPASS) |^ERR (?:Error (?:running|compiling) script|.*user_script:)/s;
+  /^(?:(UNREADABLE|WRONGTYPE)|(CROSSSLOT)|NOPERM|NOAUTH|WRONGPASS) |^ERR (?:Error (?:running|compiling) script|.*user_script:)/s;
 /**
  * The outages a script meets as it runs that Redis reports inside such an `ERR` (Redis 6 inside
  * every one; Redis 7 keeps their own code first, as `READONLY …`, except a cluster's): a replica,
@@ -177,9 +180,11 @@ function faultOf(error: unknown): unknown {
   const message = errorMessageOf(error);
   const fault = FAULT.exec(message);
   if (fault === null || OUTAGE_IN_SCRIPT.test(message)) return error;
-  const what = fault[1] === undefined
-    ? "'s script failed: a misconfiguration (the client's user, password or ACL) or a bug"
-    : " holds a value it cannot read";
+  const what = fault[1] !== undefined
+    ? " holds a value it cannot read"
+    : fault[2] !== undefined
+    ? "'s batch spans hash slots: a Redis Cluster client needs clustered: true"
+    : "'s script failed: a misconfiguration (the client's user, password or ACL) or a bug";
   return new TypeError(
     `the Redis store${what} (${message.replace(/ script: .*$/s, "")})`,
     { cause: error },
@@ -228,8 +233,9 @@ const OPTIONS = Object.keys(
  * credit counters together): `EVALSHA`, or `EVAL` once when the server does not
  * hold the script yet (after a restart or `SCRIPT FLUSH`). Before its first
  * batch it reads the server's clock once (a deadline is compared there).
- * Throws a `TypeError` without a client, for an unknown option or a
- * `clustered` that is not a boolean.
+ * Throws a `TypeError` without a client, for an unknown option, a
+ * `clustered` that is not a boolean, or a cluster client (node-redis
+ * `createCluster`) without `clustered: true`.
  *
  * @example
  * ```ts
@@ -249,6 +255,10 @@ export function createRedisRateLimitStore(
     throw new TypeError("createRedisRateLimitStore needs a connected redis client as `client`");
   }
   const clustered = optionalBoolean(options.clustered, "clustered", LABEL) ?? false;
+  // node-redis `createCluster`'s client: as a single server's, a batch's keys would span slots.
+  if (!clustered && typeof (client as { getSlotMaster?: unknown }).getSlotMaster === "function") {
+    throw new TypeError(`${LABEL}: a Redis Cluster client needs clustered: true`);
+  }
   const logger = optionalFunction(options.logger, "logger", LABEL);
   const prefix = options.prefix ?? "rl:";
   // Written before the hash tag: a brace in it would be the tag (every key of a check elsewhere).
