@@ -19,6 +19,7 @@ import {
   V1_DEPRECATION,
 } from "./app.ts";
 import { storeThrottlerChecks } from "./store_throttler.ts";
+import { adminRoutesChecks } from "./admin_routes.ts";
 
 /** Creates (does not start) a Nest app of `module` on the app's platform. */
 export type CreateApp = (module: Type<unknown>) => Promise<INestApplication>;
@@ -230,13 +231,14 @@ function integrationChecks(server: () => Running, format: ErrorFormat): void {
 /**
  * Registers the consumer checks: one `describe(name)` block against an app sending problem
  * details, one against an app sending error envelopes, one against the throttler over the
- * package's rate-limit store. `createApp` creates the app under test
+ * package's rate-limit store, one against the settings page's admin routes. `createApp` creates the app under test
  * on the app's platform.
  */
 export function consumerSuite(name: string, createApp: CreateApp): void {
   problemDetailsChecks(name, createApp);
   envelopeChecks(`${name} (error envelopes)`, createApp);
   describe(`${name} (rate-limit store)`, () => storeThrottlerChecks(createApp));
+  describe(`${name} (admin routes)`, () => adminRoutesChecks(createApp));
 }
 
 function problemDetailsChecks(name: string, createApp: CreateApp): void {
