@@ -4,6 +4,7 @@
  * context, the no-escalation default, tenant binding, CSRF, bounded bodies.
  */
 import "reflect-metadata";
+import http2 from "node:http2";
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import {
@@ -14,6 +15,7 @@ import {
   UseGuards,
 } from "@nestjs/common";
 import { APP_GUARD, NestFactory } from "@nestjs/core";
+import { FastifyAdapter } from "@nestjs/platform-fastify";
 import { ApiKeysModule } from "../../../api_keys/nest/api_keys.module.ts";
 import { ApiKeysGuard, getApiKeyContext } from "../../../api_keys/nest/api_keys.guard.ts";
 import { RequireScope, SkipApiKey } from "../../../api_keys/nest/api_keys.decorators.ts";
@@ -250,6 +252,18 @@ for (const platform of PLATFORMS) {
         assert.equal(stored?.replacedByKeyId, null, `${type}: not rotated`);
         assert.equal((await service.verify(leaked.key)).keyId, leaked.id);
       }
+      // JSON that is no object (a string, perhaps holding one) is refused, never read twice.
+      for (const body of ['""', JSON.stringify('{"grace":"none"}')]) {
+        const leaked = await service.create({
+          tenantId: "acme",
+          name: "leaked",
+          scopes: [{ resource: "projects", level: "read" }],
+        });
+        const answer = await call("POST", `/keys/${leaked.id}/rotate`, body);
+        assert.equal(answer.status, 400, `${body}: ${answer.text}`);
+        const stored = (await service.list("acme")).find((record) => record.id === leaked.id);
+        assert.equal(stored?.replacedByKeyId, null, `${body}: not rotated`);
+      }
       // The same body as JSON is read: no grace, the old key ends at once.
       const leaked = await service.create({
         tenantId: "acme",
@@ -369,6 +383,61 @@ for (const platform of PLATFORMS) {
     });
   });
 }
+
+describe("createApiKeysAdminController on Fastify over HTTP/2", () => {
+  it("reads a JSON body sent without content-length (HTTP/2 needs none): a rotate with no grace ends the old key", async () => {
+    const Admin = createApiKeysAdminController({
+      path: "admin",
+      decorators: [UseGuards(ApiKeysGuard), RequireScope("keys", "write")],
+      scopes: ["projects:read"],
+      tenantOf: (request) => getApiKeyContext(request)?.tenantId,
+      callerKeyIdOf: (request) => getApiKeyContext(request)?.keyId,
+      canManage: () => true,
+    });
+    @Module({ imports: [ApiKeysModule.forRoot(moduleOptions())], controllers: [Admin] })
+    class AppModule {}
+    const app = await NestFactory.create(
+      AppModule,
+      new FastifyAdapter({ http2: true } as ConstructorParameters<typeof FastifyAdapter>[0]),
+      { logger: false },
+    );
+    await app.listen(0, "127.0.0.1");
+    const client = http2.connect(`http://127.0.0.1:${app.getHttpServer().address().port}`);
+    try {
+      const service = app.get(ApiKeysService);
+      const admin = await service.create({
+        tenantId: "acme",
+        name: "admin",
+        scopes: [{ resource: "keys", level: "write" }, { resource: "projects", level: "write" }],
+      });
+      const leaked = await service.create({
+        tenantId: "acme",
+        name: "leaked",
+        scopes: [{ resource: "projects", level: "read" }],
+      });
+      const status = await new Promise<number>((resolve, reject) => {
+        const stream = client.request({
+          ":method": "POST",
+          ":path": `/admin/keys/${leaked.id}/rotate`,
+          "x-api-key": admin.key,
+          "x-requested-with": "api-keys-manager",
+          "content-type": "application/json",
+        });
+        let answered = 0;
+        stream.on("response", (headers) => (answered = Number(headers[":status"])));
+        stream.on("data", () => {});
+        stream.on("end", () => resolve(answered));
+        stream.on("error", reject);
+        stream.end('{"grace":"none"}');
+      });
+      assert.equal(status, 201);
+      await assert.rejects(service.verify(leaked.key), "no grace: the old key ends at once");
+    } finally {
+      client.close();
+      await app.close();
+    }
+  });
+});
 
 describe("createApiKeysAdminController without ApiKeysModule", () => {
   const settings = { logger: false as const, abortOnError: false };
