@@ -104,23 +104,28 @@ function queryValue(value: unknown): string | null {
 }
 
 /**
- * The body the framework parsed as JSON: its raw bytes when kept (`rawBody: true`), else the
- * parsed value as JSON text; `null` when none was sent. A body sent as anything but
- * `application/json`, which Express leaves unparsed (`undefined`, or `{}` on Express 4) and
- * Fastify parses as text, is `undefined`: a route reading a body refuses it, never reads it as
+ * The body a parser of the framework read as `application/json` (a Fastify request, its `raw`
+ * Node's, holds a body only then; on Express the request, a Node stream, has been read to its
+ * end): its raw bytes when kept (`rawBody: true`), else the parsed value as JSON text; `null`
+ * when none was sent. Another body (unparsed: `undefined` on Express 5, `{}` on Express 4; or
+ * parsed as text or a form) is `undefined`, which a route reading a body refuses, never reads as
  * empty.
  */
 function bodyOf(request: AdminHttpRequest): Uint8Array | string | null | undefined {
   const { headers, rawBody, body } = request;
-  const length = headers["content-length"];
-  if (headers["transfer-encoding"] === undefined && (length === undefined || length === "0")) {
-    return null; // RFC 9112 6.3: no body without a length above 0 or chunked
+  const parsed = body !== undefined &&
+    ("raw" in request || (request as { readableEnded?: unknown }).readableEnded === true);
+  if (!parsed) {
+    const length = headers["content-length"];
+    // RFC 9112 6.3: no body without a length above 0 or chunked.
+    const sent = headers["transfer-encoding"] !== undefined ||
+      (length !== undefined && length !== "0");
+    return sent ? undefined : null;
   }
   const type = headers["content-type"];
   const essence = typeof type === "string" ? type.split(";", 1)[0].trim().toLowerCase() : "";
-  if (essence !== "application/json" || body === undefined) return undefined;
-  if (rawBody instanceof Uint8Array) return rawBody;
-  return typeof body === "string" ? body : JSON.stringify(body);
+  if (essence !== "application/json") return undefined;
+  return rawBody instanceof Uint8Array ? rawBody : JSON.stringify(body);
 }
 
 /**
