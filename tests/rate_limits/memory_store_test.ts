@@ -321,6 +321,27 @@ describe("createMemoryRateLimitStore", () => {
     assert.equal(one("a").allowed, true);
   });
 
+  it("a counter used after the clock stepped back is not swept as idle at the store's newest moment: no interval of windowMs admits more than the limit", () => {
+    let now = 0;
+    const store = createMemoryRateLimitStore({ now: () => now });
+    const check = (subject: string, windowMs = 1_000) =>
+      checkNow(store, [counter(subject, 1, 3, windowMs)])[0].allowed;
+    check("minute", 60_000);
+    check("victim");
+    now = 5_000;
+    check("other"); // the store's newest moment
+    now = 2_000; // the clock steps back 3 s
+    let admitted = 0;
+    for (let i = 0; i < 5; i++) if (check("victim")) admitted++;
+    assert.equal(admitted, 3);
+    now = 2_001;
+    check("minute", 60_000); // other subjects' checks sweep what is idle
+    check("other");
+    now = 2_002;
+    for (let i = 0; i < 5; i++) if (check("victim")) admitted++;
+    assert.equal(admitted, 3, "the victim's units of 2,000 still count at 2,002");
+  });
+
   it("never fits a cost above the limit, and says so with resetMs = windowMs", () => {
     const store = createMemoryRateLimitStore({ now: () => 0 });
     assert.deepEqual(checkNow(store, [counter("a", 3)]), [
