@@ -471,7 +471,9 @@ export class WindowRows {
       results[i] = answer(d, l, r, this.names[r], this.limits[i], cost, now, consumed);
     }
     if (now > this.latest) this.latest = now;
-    this.sweep(this.latest, n);
+    // Idle at the check's own clock: a counter used after the clock stepped back holds units
+    // that leave on that clock, behind `latest`.
+    this.sweep(now, n);
     return results;
   }
 }
