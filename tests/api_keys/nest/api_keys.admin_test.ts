@@ -228,13 +228,17 @@ for (const platform of PLATFORMS) {
       assert.equal(other.json.error.code, "csrf_refused");
     });
 
-    it("a rotate body sent as anything but application/json is refused, never run with the defaults", async () => {
+    it("a rotate body sent as anything but application/json, or JSON that is no object, is refused, never run with the defaults", async () => {
       // Express parses JSON and forms, leaving others unparsed ({} on Express 4); Nest's Fastify
-      // parses JSON, text and forms, and refuses another media type itself (415).
+      // parses JSON, text and forms, and refuses another media type itself (415). JSON that is a
+      // string (perhaps holding an object) is read once, as what it is.
       const cases = [
         ["text/plain", '{"grace":"none"}', 400],
         ["application/vnd.api+json", '{"grace":"none"}', platform === "express" ? 400 : 415],
         ["application/x-www-form-urlencoded", "grace=none", 400],
+        ["application/json", '""', 400],
+        ["application/json", JSON.stringify('{"grace":"none"}'), 400],
+        ["application/json", '{"grace":"none"}', 201],
       ] as const;
       for (const [type, body, status] of cases) {
         const leaked = await service.create({
@@ -246,33 +250,17 @@ for (const platform of PLATFORMS) {
           ...CSRF,
           "content-type": type,
         });
-        assert.equal(answer.status, status, `${type}: ${answer.text}`);
-        if (status === 400) assert.equal(answer.json.error.details.field, "body", type);
+        const what = `${type} ${body}`;
+        assert.equal(answer.status, status, `${what}: ${answer.text}`);
         const stored = (await service.list("acme")).find((record) => record.id === leaked.id);
-        assert.equal(stored?.replacedByKeyId, null, `${type}: not rotated`);
-        assert.equal((await service.verify(leaked.key)).keyId, leaked.id);
+        const valid = await service.verify(leaked.key).then(() => true, () => false);
+        // Refused: not rotated. Read: no grace, the old key ends at once.
+        assert.deepEqual(
+          [stored?.replacedByKeyId === null, valid],
+          status === 201 ? [false, false] : [true, true],
+          what,
+        );
       }
-      // JSON that is no object (a string, perhaps holding one) is refused, never read twice.
-      for (const body of ['""', JSON.stringify('{"grace":"none"}')]) {
-        const leaked = await service.create({
-          tenantId: "acme",
-          name: "leaked",
-          scopes: [{ resource: "projects", level: "read" }],
-        });
-        const answer = await call("POST", `/keys/${leaked.id}/rotate`, body);
-        assert.equal(answer.status, 400, `${body}: ${answer.text}`);
-        const stored = (await service.list("acme")).find((record) => record.id === leaked.id);
-        assert.equal(stored?.replacedByKeyId, null, `${body}: not rotated`);
-      }
-      // The same body as JSON is read: no grace, the old key ends at once.
-      const leaked = await service.create({
-        tenantId: "acme",
-        name: "leaked",
-        scopes: [{ resource: "projects", level: "read" }],
-      });
-      const json = await call("POST", `/keys/${leaked.id}/rotate`, { grace: "none" });
-      assert.equal(json.status, 201, json.text);
-      await assert.rejects(service.verify(leaked.key));
     });
 
     it("bodies: over 16 KiB is 413; unknown fields and __proto__ are refused", async () => {
