@@ -552,6 +552,51 @@ if (
       }
     });
 
+    it("updateCredits with a new refill rule, then a write-back before any spend: the record keeps the change, never the replaced rule's refill (own balance, pool)", async () => {
+      const plan = { remaining: 100, refill: { amount: 100, everyMs: 60_000 } };
+      for (const pooled of [false, true]) {
+        let now = Date.UTC(2030, 1, 1, 12); // Redis's TIME pinned; the service's clock
+        const client = await connectRedis(REDIS_URL!);
+        const storage = new InMemoryApiKeyStorage();
+        const service = new ApiKeysService({
+          peppers: { 1: "credits-write-back-pepper-0123456789abc" },
+          storage,
+          limiter: createRateLimiter({
+            store: createRedisRateLimitStore({
+              client: pinnedClient(client as unknown as RedisScriptClient, () => now),
+              prefix: `rule${Date.now()}:`,
+            }),
+            timeoutMs: 2_000,
+            logger: () => {},
+          }),
+          clock: () => new Date(now),
+          persistIntervalMs: 3_600_000,
+        });
+        try {
+          const { id } = await service.create({
+            tenantId: "t1",
+            name: "plan",
+            scopes: READ_ORDERS,
+            credits: pooled ? { ...plan, sharedBy: "tenant" } : plan,
+          });
+          const downgrade = { set: 10, refill: { amount: 50, interval: "daily" as const } };
+          const changed = await service.updateCredits("t1", pooled ? null : id, downgrade);
+          assert.equal(changed.remaining, 10);
+          now += 90_000; // a boundary of the replaced rule passes; no spend
+          await service.close(); // drains and writes back
+          const { credits } = (await storage.findById(id))!;
+          assert.equal(
+            pooled ? credits?.pool?.remaining : credits?.remaining,
+            10,
+            `pooled: ${pooled}`,
+          );
+        } finally {
+          await service.close();
+          client.destroy();
+        }
+      }
+    });
+
     it("a change applied just past a refill boundary (asked just before it), then Redis lost: the change reloads, not a refill (own balance, pool)", async () => {
       const boundary = Date.UTC(2030, 1, 1);
       const plan = { remaining: 100, refill: { amount: 1_000, interval: "monthly" as const } };
