@@ -585,11 +585,7 @@ if (
           now += 90_000; // a boundary of the replaced rule passes; no spend
           await service.close(); // drains and writes back
           const { credits } = (await storage.findById(id))!;
-          assert.equal(
-            pooled ? credits?.pool?.remaining : credits?.remaining,
-            10,
-            `pooled: ${pooled}`,
-          );
+          assert.equal((credits!.pool ?? credits!).remaining, 10, `pooled: ${pooled}`);
         } finally {
           await service.close();
           client.destroy();
