@@ -243,8 +243,8 @@ export interface RateLimitStore {
    * whose `drained` lists the balances it read (cleared as returned ones are).
    * A balance changed (`changeCredits`) after a drain began is neither answered
    * by that drain nor put back when it fails: the change supersedes what it
-   * read (the store drains the balance again as changed, or, kept and
-   * anchored, the change's caller writes it back).
+   * read (the store drains the balance again as changed, or, anchored (its
+   * rule changing), the change's caller writes it back).
    */
   drainCreditChanges?(deadline?: number): Promise<readonly CreditBalance[]>;
   /**

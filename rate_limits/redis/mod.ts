@@ -576,10 +576,10 @@ export function createRedisRateLimitStore(
       const applied = (answer: unknown) => {
         const reply = numbers(observed(answer, sentAt), (r) => r.length === 5);
         if (reply[0] !== 1) return null;
-        // A balance kept and anchored: its rule is changing, and a drain would read it under this
-        // old one (and count its refills). Its caller writes back the balance answered, with the
-        // new rule. (A balance set and anchored is given its new rule here: drained as any.)
-        if (how === "keep") changed.delete(key);
+        // An anchored balance (kept or set): its rule is changing, and a drain would read it under
+        // the old one given here (and count its refills). Its caller writes back the balance
+        // answered, with the new rule; a later spend, under that rule, marks it changed again.
+        if (anchor) changed.delete(key);
         else changed.set(key, counter);
         changes++;
         if (draining > 0) changedSince.set(key, changes);
