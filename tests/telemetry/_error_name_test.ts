@@ -143,6 +143,20 @@ describe("errorMessageOf: credentials", () => {
       errorMessageOf(new Error("url=https://h.example;password=p@LEAKME")),
       "url=https://h.example;password=***",
     );
+    // A URL's password holding what reads as a named credential: hidden from its scheme on.
+    for (
+      const password of [
+        "Xk9-token=Q7",
+        "Xk9-secret:Q7",
+        "Xk9&pwd=Q7",
+        "h2?password=1",
+        "pass:word",
+      ]
+    ) {
+      const shown = errorMessageOf(new Error(`connect postgres://alice:${password}@db/app failed`));
+      assert.ok(shown.startsWith("connect postgres://***"), `${password}: ${shown}`);
+      assert.doesNotMatch(shown, /alice|Xk9|Q7|h2|word/, password);
+    }
     // A quoted URL still ends at its quote's space: the text after it is kept.
     assert.equal(
       errorMessageOf(new Error(`connect 'redis://u:p@h:1' failed, see 'docs'`)),
