@@ -53,17 +53,8 @@ export function errorMessageOf(error: unknown): string {
     const e = error as { message?: unknown; code?: unknown } | null | undefined;
     const text = String(e?.message || e?.code || error);
     // Hidden in the first `HIDDEN_MAX` characters (linear time on any text), then cut to
-    // `MESSAGE_MAX`: a cut inside credentials would leave them unmatched. Named credentials
-    // first: a URL's run (to the next space) may reach one, whose value's `@` would then pass
-    // for the URL's. A URL running into the first cut may hold its `@` past it: all after its
-    // scheme hidden.
-    const head = text.slice(0, HIDDEN_MAX)
-      .replace(CREDENTIAL, (_, query, pair, header) => `${query ?? pair ?? header}***`);
-    const end = text.length > HIDDEN_MAX ? head.length : -1;
-    return head.replace(
-      URL_TEXT,
-      (url, scheme: string, at: number) => hideCredentials(url, scheme, at + url.length === end),
-    ).slice(0, MESSAGE_MAX);
+    // `MESSAGE_MAX`: a cut inside credentials would leave them unmatched.
+    return hidden(text.slice(0, HIDDEN_MAX), text.length > HIDDEN_MAX).slice(0, MESSAGE_MAX);
   } catch {
     return "unknown";
   }
@@ -80,17 +71,40 @@ export function errorMessageOf(error: unknown): string {
 const URL_TEXT = /([a-z][a-z0-9+.-]{0,31}:\/\/)\S*/gi;
 
 /**
- * A URL's text with all up to its last `@` hidden: the `user:password@`, whose
- * password may hold `/`, `?`, `#` or `@` (most often the reason the driver
- * could not parse it). A URL without credentials but with a later `@`
- * (`/a@b`, `?u=a@b`) loses what comes before it: more hidden, never less, and
- * the part after the `@` kept. A URL `cut` short (its last `@` may be past the
- * cut) is hidden whole after its scheme.
+ * `text` with what either rule hides as `***`, each run of hidden characters
+ * once: a named credential's value (`CREDENTIAL`), and a URL's text after its
+ * scheme up to its last `@` (the `user:password@`, whose password may hold `/`,
+ * `?`, `#`, `@` or what reads as a named credential: most often the reason the
+ * driver could not parse it). Both read the same text, so neither can hide
+ * what the other needs to see (a URL's `@` inside a credential's value, a
+ * credential's name inside a URL's password). A URL without credentials but
+ * with a later `@` (`/a@b`, `?u=a@b`) loses what comes before it: more hidden,
+ * never less, and the part after the `@` kept. A URL running into the end of a
+ * `cut` text (its last `@` may be past the cut) is hidden whole after its scheme.
  */
-function hideCredentials(url: string, scheme: string, cut: boolean): string {
-  if (cut) return `${scheme}***`;
-  const at = url.lastIndexOf("@");
-  return at < 0 ? url : `${scheme}***${url.slice(at)}`;
+function hidden(text: string, cut: boolean): string {
+  const ranges: [number, number][] = [];
+  for (const match of text.matchAll(CREDENTIAL)) {
+    const name = match[1] ?? match[2] ?? match[3];
+    ranges.push([match.index + name.length, match.index + match[0].length]);
+  }
+  for (const match of text.matchAll(URL_TEXT)) {
+    const from = match.index + match[1].length;
+    const end = match.index + match[0].length;
+    const at = cut && end === text.length ? end : match.index + match[0].lastIndexOf("@");
+    if (at > from) ranges.push([from, at]);
+  }
+  ranges.sort((a, b) => a[0] - b[0]);
+  let out = "";
+  let shown = 0; // the first character after the last run hidden
+  for (let i = 0; i < ranges.length;) {
+    const from = ranges[i][0];
+    let to = ranges[i++][1];
+    while (i < ranges.length && ranges[i][0] <= to) to = Math.max(to, ranges[i++][1]);
+    out += `${text.slice(shown, from)}***`;
+    shown = to;
+  }
+  return out + text.slice(shown);
 }
 
 /** The end of a credential's name, in a regular expression's text. */

@@ -133,15 +133,13 @@ describe("errorMessageOf: credentials", () => {
         "tok_a@b_LEAKME",
       ], ["api_key", "k@LEAKME123"]]
     ) {
-      assert.equal(
-        errorMessageOf(new Error(`{"url":"https://db.example/","${name}":"${value}"}`)),
-        `{"url":"https://db.example/","${name}":***}`,
-        value,
-      );
+      const shown = errorMessageOf(new Error(`{"url":"https://db.example/","${name}":"${value}"}`));
+      assert.ok(shown.startsWith('{"url":"https://'), shown);
+      assert.doesNotMatch(shown, /2secret|Sup3r|LEAKME|hunter/, value);
     }
     assert.equal(
       errorMessageOf(new Error("url=https://h.example;password=p@LEAKME")),
-      "url=https://h.example;password=***",
+      "url=https://***",
     );
     // A URL's password holding what reads as a named credential: hidden from its scheme on.
     for (
