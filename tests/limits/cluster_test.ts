@@ -457,6 +457,30 @@ if (
       }
     });
 
+    it("a single server's client sent to one node of the cluster: a check of another node's slot (MOVED) fails closed, never passes uncounted", async () => {
+      const node = await connectRedis(URLS[0]);
+      const store = createRedisRateLimitStore({ client: node as unknown as RedisScriptClient });
+      try {
+        const limiter = createRateLimiter({ store, timeoutMs: 2_000, logger: () => {} }); // open
+        const policy = [{ name: "once", limit: 1, windowMs: 60_000 }];
+        const answers = await Promise.all(
+          Array.from(
+            { length: 30 },
+            (_, i) =>
+              limiter.check(`key:${freshSubject(`n${i}`)}`, policy).then(
+                (answer) => answer.unavailable ? "uncounted" : "counted",
+                (error: unknown) => error instanceof TypeError ? "refused" : "other",
+              ),
+          ),
+        );
+        assert.ok(answers.includes("refused"), "some subjects live on other nodes");
+        assert.deepEqual(answers.filter((a) => a !== "counted" && a !== "refused"), []);
+      } finally {
+        store.close();
+        node.destroy();
+      }
+    });
+
     it("exact across 4 processes: a tenant's shared policy (100) beside each key's, a predecessor's balance (150), one slot", async () => {
       const tenant = `tenant:${freshSubject("exact")}`;
       const outputs = await fireProcesses(tenant);

@@ -270,8 +270,6 @@ describe("createRedisRateLimitStore", () => {
       "MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'.",
       "CLUSTERDOWN The cluster is down",
       "TRYAGAIN Multiple keys request during rehashing of slot",
-      "MOVED 3999 127.0.0.1:6381",
-      "ASK 3999 127.0.0.1:6381",
       `READONLY You can't write against a read only replica. ${at}`,
       `OOM command not allowed when used memory > 'maxmemory'. ${at}`,
       "MISCONF Redis is configured to save RDB snapshots, but it's currently unable to persist to disk.",
@@ -285,11 +283,21 @@ describe("createRedisRateLimitStore", () => {
       `ERR Error running script (call to ${f}): @user_script:9: @user_script: 9: Lua script attempted to execute a command while the cluster is down`,
       "Socket closed unexpectedly",
     ];
+    // A cluster's redirects: outages to a cluster client, a misconfiguration to a single server's
+    // (a plain client sent to one node of a cluster: a check of another node's slot never counts).
+    const redirects = ["MOVED 3999 127.0.0.1:6381", "ASK 3999 127.0.0.1:6381"];
     const credit = { kind: "credit" as const, subject: "s", name: "c", cost: 0, initial: 1 };
-    for (const reply of [...bugs, ...outages]) {
+    for (
+      const [reply, clustered] of [...bugs, ...outages, ...redirects].flatMap((r) => [
+        [r, false] as const,
+        [r, true] as const,
+      ])
+    ) {
       const error = new Error(reply);
+      const bug = bugs.includes(reply) || (!clustered && redirects.includes(reply));
       for (const failing of ["evalSha", "eval"] as const) {
-        const store = createRedisRateLimitStore({ client: failingClient(error, failing) });
+        const client = failingClient(error, failing);
+        const store = createRedisRateLimitStore({ client, clustered });
         const deadline = Date.now() + 5_000;
         for (
           const call of [
@@ -299,11 +307,11 @@ describe("createRedisRateLimitStore", () => {
           ]
         ) {
           const rejected = await call().then(() => undefined, (e: unknown) => e);
-          if (bugs.includes(reply)) {
-            assert.ok(rejected instanceof TypeError, `${failing}: ${reply}`);
+          if (bug) {
+            assert.ok(rejected instanceof TypeError, `${failing}: ${reply} (${clustered})`);
             assert.ok(rejected.cause === error && rejected.message.includes(reply.slice(0, 20)));
           } else {
-            assert.ok(rejected === error, `${failing}: ${reply}`);
+            assert.ok(rejected === error, `${failing}: ${reply} (${clustered})`);
           }
         }
       }
