@@ -173,11 +173,25 @@ const FAULT =
 const OUTAGE_IN_SCRIPT = /-(?:READONLY|OOM|MISCONF|NOREPLICAS) |cluster is down|non local key/;
 
 /**
- * A script's error reply that is a bug or a misconfiguration (`FAULT`, not an outage) as a
- * `TypeError`: the check fails closed, never passing uncounted. Any other `error` as it is.
+ * A cluster's redirect: an outage to a cluster client (out of redirections during a reshard or a
+ * failover), a misconfiguration to a single server's (a plain client sent to one node of a
+ * cluster: a check of another node's slot would never count).
  */
-function faultOf(error: unknown): unknown {
+const REDIRECT = /^(?:MOVED|ASK) /;
+
+/**
+ * A script's error reply that is a bug or a misconfiguration (`FAULT`, not an outage; a
+ * `REDIRECT` unless `clustered`) as a `TypeError`: the check fails closed, never passing
+ * uncounted. Any other `error` as it is.
+ */
+function faultOf(error: unknown, clustered: boolean): unknown {
   const message = errorMessageOf(error);
+  if (!clustered && REDIRECT.test(message)) {
+    return new TypeError(
+      `the Redis store's server is a node of a Redis Cluster: give a cluster client (createCluster) and clustered: true (${message})`,
+      { cause: error },
+    );
+  }
   const fault = FAULT.exec(message);
   if (fault === null || OUTAGE_IN_SCRIPT.test(message)) return error;
   const what = fault[1] !== undefined
@@ -363,9 +377,12 @@ export function createRedisRateLimitStore(
       return Promise.reject(error);
     }
     return sent.then(read, (error) => {
-      if (!errorMessageOf(error).startsWith("NOSCRIPT")) throw faultOf(error);
+      if (!errorMessageOf(error).startsWith("NOSCRIPT")) throw faultOf(error, clustered);
       // The first words stay as sent.
-      return sendAs("EVAL", script, words.slice()).then(read, (e) => Promise.reject(faultOf(e)));
+      return sendAs("EVAL", script, words.slice()).then(
+        read,
+        (e) => Promise.reject(faultOf(e, clustered)),
+      );
     });
   };
   /** Reads the server's clock once when no round trip has been seen (a deadline is never sent unknown). */
