@@ -116,10 +116,16 @@ function bodyOf(request: AdminHttpRequest): Uint8Array | string | null | undefin
   const parsed = body !== undefined &&
     ("raw" in request || (request as { readableEnded?: unknown }).readableEnded === true);
   if (!parsed) {
+    // HTTP/2: a body unless the headers ended the stream; HTTP/1.1 (RFC 9112 6.3): a length above 0
+    // or chunked.
+    // An HTTP/2 request's `stream` (Node's `Http2Stream`).
+    const node = ("raw" in request ? request.raw : request) as {
+      stream?: { endAfterHeaders: boolean };
+    };
     const length = headers["content-length"];
-    // RFC 9112 6.3: no body without a length above 0 or chunked.
-    const sent = headers["transfer-encoding"] !== undefined ||
-      (length !== undefined && length !== "0");
+    const sent = node.stream !== undefined
+      ? !node.stream.endAfterHeaders
+      : headers["transfer-encoding"] !== undefined || (length !== undefined && length !== "0");
     return sent ? undefined : null;
   }
   const type = headers["content-type"];
