@@ -116,9 +116,8 @@ function bodyOf(request: AdminHttpRequest): Uint8Array | string | null | undefin
   const parsed = body !== undefined &&
     ("raw" in request || (request as { readableEnded?: unknown }).readableEnded === true);
   if (!parsed) {
-    // HTTP/2: a body unless the headers ended the stream; HTTP/1.1 (RFC 9112 6.3): a length above 0
-    // or chunked.
-    // An HTTP/2 request's `stream` (Node's `Http2Stream`).
+    // HTTP/2 (the request's `stream`, Node's `Http2Stream`): a body unless the headers ended the
+    // stream; HTTP/1.1 (RFC 9112 6.3): a length above 0, or chunked.
     const node = ("raw" in request ? request.raw : request) as {
       stream?: { endAfterHeaders: boolean };
     };
