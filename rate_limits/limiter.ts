@@ -1098,7 +1098,7 @@ export function createRateLimiter(options: RateLimiterOptions = {}): RateLimiter
         }
       }
       // A balance a drain called before this change read is older than it (the store drains it
-      // again as changed, or, kept and anchored, the caller writes the change back): never
+      // again as changed, or, anchored, the caller writes the change back): never
       // answered after it. (One a drain called after it read stays.)
       const key = balanceKey(counter);
       if ((kept.get(key)?.call ?? Infinity) < called) kept.delete(key);
