@@ -82,6 +82,30 @@ if (
       return { client, service, credits, spend };
     }
 
+    /**
+     * A service over a Redis store whose scripts read `redisNow()` for `TIME` (`pinnedClient`),
+     * its own clock `serviceNow()`, writing back only on close.
+     */
+    async function pinned(prefix: string, redisNow: () => number, serviceNow: () => number) {
+      const client = await connectRedis(REDIS_URL!);
+      const storage = new InMemoryApiKeyStorage();
+      const service = new ApiKeysService({
+        peppers: { 1: "credits-write-back-pepper-0123456789abc" },
+        storage,
+        limiter: createRateLimiter({
+          store: createRedisRateLimitStore({
+            client: pinnedClient(client as unknown as RedisScriptClient, redisNow),
+            prefix,
+          }),
+          timeoutMs: 2_000,
+          logger: () => {},
+        }),
+        clock: () => new Date(serviceNow()),
+        persistIntervalMs: 3_600_000,
+      });
+      return { client, storage, service };
+    }
+
     it("writes spent balances back every interval to the key and its successor; close() writes back", async () => {
       const { client, service, credits, spend } = await open();
       try {
@@ -556,22 +580,8 @@ if (
       const plan = { remaining: 100, refill: { amount: 100, everyMs: 60_000 } };
       for (const pooled of [false, true]) {
         let now = Date.UTC(2030, 1, 1, 12); // Redis's TIME pinned; the service's clock
-        const client = await connectRedis(REDIS_URL!);
-        const storage = new InMemoryApiKeyStorage();
-        const service = new ApiKeysService({
-          peppers: { 1: "credits-write-back-pepper-0123456789abc" },
-          storage,
-          limiter: createRateLimiter({
-            store: createRedisRateLimitStore({
-              client: pinnedClient(client as unknown as RedisScriptClient, () => now),
-              prefix: `rule${Date.now()}:`,
-            }),
-            timeoutMs: 2_000,
-            logger: () => {},
-          }),
-          clock: () => new Date(now),
-          persistIntervalMs: 3_600_000,
-        });
+        const clock = () => now;
+        const { client, storage, service } = await pinned(`rule${Date.now()}:`, clock, clock);
         try {
           const { id } = await service.create({
             tenantId: "t1",
@@ -600,22 +610,11 @@ if (
         // Redis's TIME pinned (each step well within the limiter's timeout); the service's clock.
         let redisNow = boundary - 500;
         let serviceNow = redisNow;
-        const client = await connectRedis(REDIS_URL!);
-        const storage = new InMemoryApiKeyStorage();
-        const service = new ApiKeysService({
-          peppers: { 1: "credits-write-back-pepper-0123456789abc" },
-          storage,
-          limiter: createRateLimiter({
-            store: createRedisRateLimitStore({
-              client: pinnedClient(client as unknown as RedisScriptClient, () => redisNow),
-              prefix: "bd:",
-            }),
-            timeoutMs: 2_000,
-            logger: () => {},
-          }),
-          clock: () => new Date(serviceNow),
-          persistIntervalMs: 3_600_000,
-        });
+        const { client, storage, service } = await pinned(
+          "bd:",
+          () => redisNow,
+          () => serviceNow,
+        );
         try {
           await client.flushAll();
           const { id, key } = await service.create({
