@@ -610,7 +610,7 @@ if (
         // Redis's TIME pinned (each step well within the limiter's timeout); the service's clock.
         let redisNow = boundary - 500;
         let serviceNow = redisNow;
-        const { client, storage, service } = await pinned(
+        const { client, service } = await pinned(
           "bd:",
           () => redisNow,
           () => serviceNow,
