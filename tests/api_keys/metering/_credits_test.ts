@@ -14,7 +14,11 @@ import {
   ApiKeyValidationError,
   InMemoryApiKeyStorage,
 } from "../../../api_keys/mod.ts";
-import { creditCounterOf, creditSubjectOf } from "../../../api_keys/metering/_limits.ts";
+import {
+  counterSubjectOf,
+  creditCounterOf,
+  creditSubjectOf,
+} from "../../../api_keys/metering/_limits.ts";
 import { createRateLimiter } from "../../../rate_limits/limiter.ts";
 import { createMemoryRateLimitStore } from "../../../rate_limits/memory_store.ts";
 import type { CreditBalance, CreditCounter, RateLimitStore } from "../../../rate_limits/store.ts";
@@ -847,6 +851,44 @@ describe("the credit write-back", () => {
       ],
       [4, at],
     );
+  });
+  it("a drain answered late keeps a hashed (long) tenant id's subject known until it is answered: passes succeeding meanwhile forget nothing, its pool is written back", async () => {
+    const storage = new InMemoryApiKeyStorage();
+    const memory = createMemoryRateLimitStore();
+    /** What each drain call answers, and after how long (ms), in call order. */
+    const drains: { answer: CreditBalance[]; delayMs: number }[] = [];
+    const draining: RateLimitStore = {
+      name: "draining",
+      checkBatch: (checks) => memory.checkBatch(checks),
+      changeCredits: (c, change, deadline) => memory.changeCredits(c, change, deadline),
+      readCredits: (counters) => memory.readCredits(counters),
+      async drainCreditChanges() {
+        const { answer, delayMs } = drains.shift() ?? { answer: [], delayMs: 0 };
+        await new Promise((resolve) => setTimeout(resolve, delayMs));
+        return answer;
+      },
+    };
+    const limiter = createRateLimiter({ store: draining, timeoutMs: 100, logger: () => {} });
+    const { service } = makeService({ storage, limiter, persistIntervalMs: 3_600_000 });
+    const tenantId = "t".repeat(250);
+    const { id, key } = await service.create({
+      tenantId,
+      name: "plan",
+      scopes: READ_ORDERS,
+      credits: { remaining: 9, sharedBy: "tenant" },
+    });
+    assert.equal((await service.authorize(key)).creditResult?.remaining, 8);
+    const subject = counterSubjectOf("tenant", tenantId);
+    assert.match(subject, /^tenant#/);
+    const at = Date.now() + 1_000;
+    drains.push({ answer: [{ subject, name: "credits", remaining: 8, at }], delayMs: 1_000 });
+    await assert.rejects(service.close(), /did not answer drainCreditChanges within 100 ms/);
+    await service.close(); // a pass succeeding while the late drain is pending
+    await service.close();
+    await new Promise((resolve) => setTimeout(resolve, 1_100)); // the late drain answers
+    await service.close(); // writes what it drained
+    const { credits } = (await storage.findById(id))!;
+    assert.deepEqual([credits!.remaining, +credits!.updatedAt], [8, at]);
   });
   it("reads each tenant once per pass, not each balance (7 balances of 2 tenants: 2 reads, and 1 for a key no longer stored: its balance dropped with one warning line)", async () => {
     const { storage, service, drained, ids, at } = await drainedKeys({ t1: 5, t2: 2 });
