@@ -279,6 +279,12 @@ export interface RateLimiter {
    * the others are kept.
    */
   drainCreditChanges?(): Promise<readonly CreditBalance[]>;
+  /**
+   * With `drainCreditChanges`: whether a drain that missed its deadline has
+   * not answered yet (what it drains, a later drain answers). A caller that
+   * maps drained subjects to their owners keeps each mapping until then.
+   */
+  drainPending?(): boolean;
 }
 
 /** The options of one check: any other is refused (a misspelt `cost` silently 1). */
@@ -1035,7 +1041,9 @@ export function createRateLimiter(options: RateLimiterOptions = {}): RateLimiter
     onStoreError,
     timeoutMs,
     store,
-    ...(typeof drainStore !== "function" ? {} : { drainCreditChanges: drain }),
+    ...(typeof drainStore !== "function"
+      ? {}
+      : { drainCreditChanges: drain, drainPending: () => lateDrains > 0 }),
     async ready() {
       if (typeof store.ready !== "function") return;
       const answer = await door.call(

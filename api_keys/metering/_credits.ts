@@ -666,9 +666,11 @@ export class CreditBook {
     let failure: unknown;
     if (this.#drain !== undefined) {
       const pass = this.#hashed?.startPass();
+      // A drain answered late hands its balances to a later drain: their subjects stay noted.
+      const pending = this.#limiter?.drainPending?.() === true;
       try {
         this.#take(await this.#drain());
-        if (pass !== undefined) this.#hashed!.drained(pass);
+        if (pass !== undefined && !pending) this.#hashed!.drained(pass);
       } catch (error) {
         failure = error;
         // A partial drain (a Redis Cluster's tags on a node away): what it read is written now.

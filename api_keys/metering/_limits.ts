@@ -307,7 +307,8 @@ export interface SubjectOwner {
  * The ids of the hashed (`key#`, `tenant#`) credit subjects a limiter whose
  * store drains (`drainCreditChanges`) may hand back, so a write-back finds
  * their records: noted before each spend or change is sent, kept until a
- * successful drain two passes later (a spend noted then was drained by then).
+ * successful drain two passes later (a spend noted then was drained by then)
+ * that started with no drain answered late pending (`drainPending`).
  * Memory: the hashed subjects spent in the last two intervals; nothing is
  * evicted that a drain may still answer.
  */

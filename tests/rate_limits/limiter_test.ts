@@ -1228,6 +1228,7 @@ describe("createRateLimiter", () => {
 
   it("drainCreditChanges goes through the door and keeps what a late or failed drain drained; absent without the store capability", async () => {
     assert.equal(createRateLimiter(quiet).drainCreditChanges, undefined);
+    assert.equal(createRateLimiter(quiet).drainPending, undefined);
     const changed = new Map<string, CreditBalance>();
     let delayMs = 0;
     let failure: Error | undefined;
@@ -1252,11 +1253,14 @@ describe("createRateLimiter", () => {
     // A drain answered after the deadline: rejected now, its balances kept for the next drain.
     changed.set("a", { subject: "a", name: "credits", remaining: 4, at: at + 1 });
     delayMs = 300;
+    assert.equal(limiter.drainPending!(), false);
     await assert.rejects(
       limiter.drainCreditChanges!(),
       /^Error: rate-limits: the redis store did not answer drainCreditChanges within 100 ms$/,
     );
+    assert.equal(limiter.drainPending!(), true, "answered after its deadline: pending");
     await sleep(400);
+    assert.equal(limiter.drainPending!(), false, "answered");
     delayMs = 0;
     changed.set("b", { subject: "b", name: "credits", remaining: 9, at: at + 2 });
     assert.deepEqual(await limiter.drainCreditChanges!(), [
