@@ -35,31 +35,49 @@ const Admin = createApiKeysAdminController({
 })
 class AdminRoutesModule {}
 
+/** A key managing `service`'s tenant "consumer" (the admin routes' caller). */
+async function issueAdmin(service: ApiKeysService): Promise<string> {
+  return (await service.create({
+    tenantId: "consumer",
+    name: "admin",
+    scopes: [{ resource: "keys", level: "write" }, { resource: "orders", level: "read" }],
+    expiresAt: null,
+  })).key;
+}
+
 /** Registers the admin routes' checks against an app `createApp` makes. */
 export function adminRoutesChecks(
   createApp: (module: Type<unknown>) => Promise<INestApplication>,
 ): void {
   describe("createApiKeysAdminController behind ApiKeysGuard", () => {
     let app: INestApplication;
-    let url = "";
+    /** An Express app of the module whose first middleware reads every body before the parser. */
+    let drained: INestApplication | undefined;
     let admin = "";
+    /** The admin routes' URL of `on`. */
+    const urlOf = (on: INestApplication) =>
+      `http://127.0.0.1:${on.getHttpServer().address().port}/admin`;
     before(async () => {
       app = await createApp(AdminRoutesModule);
       await app.listen(0, "127.0.0.1");
-      url = `http://127.0.0.1:${app.getHttpServer().address().port}/admin`;
-      admin = (await app.get(ApiKeysService).create({
-        tenantId: "consumer",
-        name: "admin",
-        scopes: [{ resource: "keys", level: "write" }, { resource: "orders", level: "read" }],
-        expiresAt: null,
-      })).key;
+      admin = await issueAdmin(app.get(ApiKeysService));
+      if (app.getHttpAdapter().getType() === "express") {
+        drained = await createApp(AdminRoutesModule);
+        // Added before init, so ahead of Nest's body parser (a raw-body logger, say).
+        drained.use((request: NodeJS.ReadableStream, _: unknown, next: () => void) => {
+          request.on("end", next).resume();
+        });
+        await drained.listen(0, "127.0.0.1");
+      }
     });
     after(async () => {
       await app?.close();
+      await drained?.close();
     });
 
-    const rotate = async (type: string, body: string) => {
-      const service = app.get(ApiKeysService);
+    const rotate = async (type: string, body: string, on = app) => {
+      const url = urlOf(on);
+      const service = on.get(ApiKeysService);
       const target = await service.create({
         tenantId: "consumer",
         name: "leaked",
@@ -69,7 +87,7 @@ export function adminRoutesChecks(
       const response = await fetch(`${url}/keys/${target.id}/rotate`, {
         method: "POST",
         headers: {
-          "x-api-key": admin,
+          "x-api-key": on === app ? admin : await issueAdmin(service),
           "x-requested-with": "api-keys-manager",
           "content-type": type,
         },
@@ -95,6 +113,17 @@ export function adminRoutesChecks(
       if (status === 201) assert.equal(stillValid, false, "read: no grace");
       else assert.deepEqual([[400, 415].includes(status), stillValid], [true, true]);
       assert.ok(status !== 201 || answer.replacedKeyId, JSON.stringify(answer));
+    });
+
+    it("a rotate body under a malformed JSON type read by a middleware ahead of the parser (Express) is refused, never run with the defaults", async (t) => {
+      if (drained === undefined) return t.skip("Express only: middleware ahead of its parser");
+      // Express 4's body-parser 1 leaves it unparsed as {} on a stream another reader ended.
+      const { status, answer, stillValid } = await rotate(
+        "application/json; charset",
+        '{"grace":"none"}',
+        drained,
+      );
+      assert.deepEqual([status, answer.error?.details?.field, stillValid], [400, "body", true]);
     });
 
     it("a rotate body sent as text is refused (400 on body); the key is not rotated", async () => {
