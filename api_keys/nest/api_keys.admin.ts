@@ -128,10 +128,18 @@ function bodyOf(request: AdminHttpRequest): Uint8Array | string | null | undefin
     return sent ? undefined : null;
   }
   const type = headers["content-type"];
-  const essence = typeof type === "string" ? type.split(";", 1)[0].trim().toLowerCase() : "";
-  if (essence !== "application/json") return undefined;
+  if (typeof type !== "string" || !JSON_BODY_TYPE.test(type)) return undefined;
   return rawBody instanceof Uint8Array ? rawBody : JSON.stringify(body);
 }
+
+/**
+ * A `Content-Type` the JSON body parsers read: `application/json` with well-formed parameters
+ * (`name=token` or `name="quoted"`, as `content-type`, which body-parser uses, reads them). One
+ * they refuse (`application/json; charset`) body-parser 1 leaves as `{}`, read or not: refused.
+ * (Quotes are escaped: the npm build's import scan reads them in a regular expression as strings.)
+ */
+const JSON_BODY_TYPE =
+  /^[ \t]*application\/json[ \t]*(?:;[ \t]*[!#$%&\x27*+.^_\x60|~0-9a-z-]+[ \t]*=[ \t]*(?:[!#$%&\x27*+.^_\x60|~0-9a-z-]+|\x22(?:[\t \x21\x23-\x5b\x5d-\x7e\x80-\xff]|\\[\t \x21-\x7e\x80-\xff])*\x22)[ \t]*)*$/i;
 
 /**
  * A Nest controller serving the admin routes of docs/settings-page.md below

@@ -239,6 +239,10 @@ for (const platform of PLATFORMS) {
         ["application/json", '""', 400],
         ["application/json", JSON.stringify('{"grace":"none"}'), 400],
         ["application/json", '{"grace":"none"}', 201],
+        ["application/json; charset=utf-8", '{"grace":"none"}', 201],
+        ['application/json;charset="utf-8"', '{"grace":"none"}', 201],
+        // A parameter with no value: a type body-parser refuses (Express 4's leaves {}).
+        ["application/json; charset", '{"grace":"none"}', 400],
       ] as const;
       for (const [type, body, status] of cases) {
         const leaked = await service.create({
