@@ -988,6 +988,65 @@ if (DATABASE_URL) {
       });
     });
 
+    it("a wrong password or a database missing: ready() and a check are TypeErrors naming the state (never passed uncounted by onStoreError)", async () => {
+      const url = new URL(DATABASE_URL!);
+      const wrongPassword = Object.assign(new URL(url), { password: "not-the-password" });
+      const noDatabase = Object.assign(new URL(url), { pathname: "/api_kit_no_such_database" });
+      for (const [target, state] of [[wrongPassword, "28P01"], [noDatabase, "3D000"]] as const) {
+        const pool = new pg.Pool({ connectionString: target.href, max: 1 });
+        const store = createPostgresRateLimitStore({ pool, logger: () => {} });
+        const limiter = createRateLimiter({ store, logger: () => {} });
+        const refused = (e: unknown) =>
+          e instanceof TypeError && new RegExp(`SQLSTATE ${state}\\b`).test(e.message) &&
+          !e.message.includes("not-the-password");
+        try {
+          await assert.rejects(limiter.ready(), refused, state);
+          await assert.rejects(
+            limiter.check(freshSubject("auth"), [{ name: "api", limit: 1, windowMs: 60_000 }], {
+              credits: { initial: 0 },
+            }),
+            refused,
+            state,
+          );
+        } finally {
+          store.close();
+          await pool.end();
+        }
+      }
+    });
+
+    it("a read-only connection (a standby, default_transaction_read_only) or one not at read committed (the functions' lock rule): ready() is a TypeError naming the setting", async () => {
+      const { schema, drop } = await migratedSchema("settings");
+      try {
+        for (
+          const [setting, message] of [
+            ["default_transaction_read_only=on", /read-only/],
+            ["default_transaction_isolation=repeatable\\ read", /repeatable read.*read committed/],
+            ["default_transaction_isolation=serializable", /serializable.*read committed/],
+          ] as const
+        ) {
+          const pool = new pg.Pool({
+            connectionString: DATABASE_URL,
+            max: 1,
+            options: `-c search_path=${schema} -c ${setting}`,
+          });
+          const store = createPostgresRateLimitStore({ pool, logger: () => {} });
+          try {
+            await assert.rejects(
+              createRateLimiter({ store, logger: () => {} }).ready(),
+              (e) => e instanceof TypeError && message.test(e.message),
+              setting,
+            );
+          } finally {
+            store.close();
+            await pool.end();
+          }
+        }
+      } finally {
+        await drop();
+      }
+    });
+
     it("a role without EXECUTE on a function of the store's or USAGE on its schema: ready() is a TypeError naming each one missing and the GRANT giving it (never a migration missing); the GRANTs it names make it pass", async () => {
       await onMigratedSchema("fngrants", async ({ schema, admin, store, limiter }) => {
         // A hardened database (EXECUTE revoked from PUBLIC) with a function recreated without its

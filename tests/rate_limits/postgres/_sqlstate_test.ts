@@ -16,7 +16,11 @@ describe("storeError", () => {
         "22003", // numeric value out of range
         "22P02", // invalid text representation
         "23502", // not null violation
+        "26000", // prepared statement missing (a transaction-mode pooler, preparedStatements on)
+        "28000", // invalid authorization (no pg_hba.conf entry, a role missing)
+        "28P01", // wrong password
         "2F005", // function finished without RETURN
+        "3D000", // database missing
         "42501", // insufficient privilege
         "42883", // undefined function
         "42P01", // undefined table
