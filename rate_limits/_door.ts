@@ -17,8 +17,9 @@
  *   pending calls, and queued checks are answered by the failure policy at their deadline. Either
  *   way, a call unsettled at `SETTLE_MS` is reported then (`observe`, its span: a `timeout`), once.
  * - The store gets each deadline `replyMarginMs` before the limiter answers,
- *   and promises not to apply a check past it: a check answered `Unanswered`
- *   is never applied afterwards, and nothing is replayed on recovery.
+ *   and promises not to decide a check past it: a check answered `Unanswered`
+ *   is not applied afterwards (but for a reply lost or a commit landing after
+ *   the answer: docs/rate-limits.md, "The deadline"), and nothing is replayed.
  * - Classification (see `RateLimitStore`): a store's `TypeError` (or other
  *   programming error) and a malformed reply are thrown as a `TypeError`
  *   naming the store and the cause; any other rejection, a late reply and a

@@ -15,12 +15,15 @@ export const UNREADABLE_STATE = "RL001";
 /**
  * The SQLSTATE classes of a misconfiguration, a missing migration or a bug: feature not
  * supported, cardinality violation, data exception (a value out of range), integrity
- * constraint, SQL routine exception, syntax error or access rule violation (a privilege, an
- * undefined function or table), PL/pgSQL error (`RAISE`, `INTO STRICT`) and internal error.
- * Any other (connection, resources, lock not available, cancelled, serialization or deadlock,
- * a read-only transaction, operator intervention) is the store being unavailable.
+ * constraint, invalid statement name (a prepared statement a transaction-mode pooler lost),
+ * invalid authorization (a wrong password, a role or `pg_hba.conf` entry missing), SQL
+ * routine exception, invalid catalog name (a database missing), syntax error or access rule
+ * violation (a privilege, an undefined function or table), PL/pgSQL error (`RAISE`,
+ * `INTO STRICT`) and internal error. Any other (connection, resources, lock not available,
+ * cancelled, serialization or deadlock, a read-only transaction, operator intervention) is
+ * the store being unavailable.
  */
-const FAULT_CLASSES = new Set(["0A", "21", "22", "23", "2F", "42", "P0", "XX"]);
+const FAULT_CLASSES = new Set(["0A", "21", "22", "23", "26", "28", "2F", "3D", "42", "P0", "XX"]);
 
 /**
  * `error` (a statement's rejection) as the store rejects with it: a `TypeError` naming its

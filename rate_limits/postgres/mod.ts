@@ -236,6 +236,9 @@ const changeFrom = (migration: string) => (row: Record<string, unknown>) =>
 const READ_SQL = "SELECT balance::float8 AS balance, reset_ms::float8 AS reset_ms FROM " +
   "credit_read($1::text[], $2::text[], $3::bigint[], $4::bigint[], $5::int[])";
 const TIME_SQL = "SELECT floor(extract(epoch FROM clock_timestamp()) * 1000)::float8 AS now_ms";
+/** The connection's defaults a check's transaction runs with (`ready()` refuses the wrong ones). */
+const SETTINGS_SQL = "SELECT current_setting('transaction_read_only') AS read_only, " +
+  "current_setting('transaction_isolation') AS isolation";
 const DELETE_SQL = "WITH d AS (DELETE FROM rate_limit_buckets WHERE expires_at < now()" +
   " RETURNING 1) SELECT count(*)::int AS n FROM d";
 /**
@@ -841,6 +844,21 @@ export function createPostgresRateLimitStore(
         ]),
       );
       if (grants !== undefined) throw grants;
+      const [settings] = await run(SETTINGS_SQL);
+      if (settings?.read_only !== "off") {
+        throw new TypeError(
+          "the PostgreSQL rate-limit store's connection is read-only (a standby, or " +
+            "default_transaction_read_only on): every check writes; connect it to the primary",
+        );
+      }
+      if (settings.isolation !== "read committed") {
+        throw new TypeError(
+          `the PostgreSQL rate-limit store's connection runs at ${settings.isolation} ` +
+            "(default_transaction_isolation): its functions lock rows by read committed's rule, " +
+            "and at another level concurrent checks of one counter fail as an outage; set it to " +
+            "read committed for the store's role (docs/operations.md)",
+        );
+      }
       const notice = upgradesNotice(rows);
       if (notice !== undefined && !upgradesReported) {
         upgradesReported = true;

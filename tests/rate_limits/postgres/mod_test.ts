@@ -11,7 +11,7 @@ const SERVER_AHEAD = 10_000;
 const a = { kind: "window" as const, subject: "s", name: "a", limit: 5, windowMs: 1_000, cost: 1 };
 const credit = { kind: "credit" as const, subject: "s", name: "c", cost: 1, initial: 9 };
 
-/** A fake pg pool: the clock statement, then `answer` for anything else. */
+/** A fake pg pool: the clock and settings statements, then `answer` for anything else. */
 function fakePool(answer: (text: string, values?: unknown[]) => Record<string, unknown>[]) {
   const sent: [string, unknown[] | undefined, string | undefined][] = [];
   const pool = Object.assign(new EventEmitter(), {
@@ -21,6 +21,9 @@ function fakePool(answer: (text: string, values?: unknown[]) => Record<string, u
       sent.push([text, named?.values ?? values, named?.name]);
       if (/^SELECT floor/.test(text)) {
         return Promise.resolve({ rows: [{ now_ms: Date.now() + SERVER_AHEAD }] });
+      }
+      if (/^SELECT current_setting/.test(text)) {
+        return Promise.resolve({ rows: [{ read_only: "off", isolation: "read committed" }] });
       }
       return Promise.resolve({ rows: answer(text, values) });
     },
