@@ -808,5 +808,39 @@ if (databaseReady("the audit log on PostgreSQL", unavailable)) {
       await sql("DELETE FROM api_key_audit WHERE tenant_id = $1 AND seq = 4", tenantId);
       assert.equal(problem(await verify(tenantId)), "deleted 4");
     });
+
+    it("in a session whose time zone is not UTC: a record's time is read as written, the chain verifies, a window and a prune cut at the instants given", async () => {
+      // @prisma/adapter-pg sends a Date without its offset and reads a timestamptz as UTC wall time.
+      const zoned = new URL(url!);
+      zoned.searchParams.set("options", "-c timezone=Pacific/Honolulu");
+      const prisma = await createPrismaClient(zoned.href);
+      try {
+        const local = new PrismaApiKeyStorage(prisma, { audit: prisma });
+        const tenantId = `pg-audit-zone-${crypto.randomUUID()}`;
+        const before = Date.now();
+        const first = await local.appendAudit!(entry(tenantId, "k1"));
+        await local.appendAudit!(entry(tenantId, "k2"));
+        const after = Date.now();
+        assert.ok(
+          first.at.getTime() >= before - 1_000 && first.at.getTime() <= after + 1_000,
+          `appended at ${first.at.toISOString()}, between ${before} and ${after}`,
+        );
+        const { records, state } = await local.readAudit!({ tenantId, order: "asc", limit: 10 });
+        assert.deepEqual(records[0].at, first.at);
+        assert.equal(problem(await verifyAuditChain(records, { tenantId, ...state })), "ok");
+        const at = records[0].at.getTime();
+        const window = { tenantId, order: "asc" as const, limit: 10 };
+        const inWindow = await local.readAudit!({
+          ...window,
+          from: new Date(at),
+          to: new Date(at + 1),
+        });
+        assert.deepEqual(inWindow.records.map((r) => r.seq), [1]);
+        assert.equal(await local.pruneAudit!(tenantId, new Date(at)), 0, "nothing before it");
+        assert.equal(await local.pruneAudit!(tenantId, new Date(after + 1_000)), 1);
+      } finally {
+        await prisma.$disconnect();
+      }
+    });
   });
 }

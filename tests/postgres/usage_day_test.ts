@@ -12,7 +12,7 @@ import { PrismaApiKeyStorage } from "../../api_keys/mod.ts";
 import { StorageAccess } from "../../api_keys/storage/_access.ts";
 import { readUsage, readUsageOfKeys } from "../../api_keys/metering/_usage.ts";
 import type { ApiKeyUsageBucket } from "../../api_keys/metering/usage.ts";
-import { databaseReady, probeDatabase } from "./prisma_client.ts";
+import { createPrismaClient, databaseReady, probeDatabase } from "./prisma_client.ts";
 
 const url = Deno.env.get("DATABASE_URL");
 const unavailable = await probeDatabase(url);
@@ -119,6 +119,41 @@ if (databaseReady("usage by day on PostgreSQL", unavailable)) {
       });
       assert.deepEqual(tenantDays, perDay(tenantHours));
       assert.equal(tenantDays[1].accepted, daily.reduce((n, key) => n + key[1].accepted, 0));
+    });
+
+    it("through a real Prisma Client (@prisma/adapter-pg) in that session's zone, reads answer as through pg: each hour and UTC day, a window's bounds exact", async () => {
+      // The adapter sends a Date without its offset and reads a timestamptz as UTC wall time.
+      const options = `-c search_path=${schema} -c timezone=Pacific/Honolulu`;
+      const prismaUrl = new URL(url!);
+      prismaUrl.searchParams.set("options", options);
+      const prisma = await createPrismaClient(prismaUrl.href);
+      try {
+        const viaPrisma = new StorageAccess(
+          new PrismaApiKeyStorage(prisma, { usage: prisma }),
+          10_000,
+          "storage",
+        ).usage!;
+        const keyIds = ["k1", "k2"];
+        for (
+          const [from, to] of [
+            [FROM, FROM + 3 * DAY],
+            [FROM + 10 * HOUR, FROM + 11 * HOUR], // one hour: its row only
+            [FROM + 23 * HOUR, FROM + 26 * HOUR], // across a UTC midnight
+          ]
+        ) {
+          const window = { tenantId: "t1", from: new Date(from), to: new Date(to) };
+          for (const granularity of ["hour", "day"] as const) {
+            const query = { ...window, keyIds, granularity };
+            const expected = await access.readKeys(query);
+            assert.ok(expected[0].length > 0, "the window holds rows");
+            assert.deepEqual(await viaPrisma.readKeys(query), expected, `${granularity} ${from}`);
+            const one = { ...window, keyId: "k1", granularity };
+            assert.deepEqual(await viaPrisma.read(one), await access.read(one));
+          }
+        }
+      } finally {
+        await prisma.$disconnect();
+      }
     });
   });
 }
