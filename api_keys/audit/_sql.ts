@@ -6,12 +6,13 @@
  *
  * @module
  */
+import { epochMsOf, instantOf, sqlInstant } from "../storage/_sql_instant.ts";
 import { GENESIS_HASH } from "./chain.ts";
 import type { AuditChainState, AuditReadQuery, StoredAuditRecord } from "./types.ts";
 
 /** Appends a record: `$1` tenant, `$2` body (canonical JSON). */
-export const APPEND_AUDIT_SQL =
-  "SELECT seq, at, prev_hash, hash FROM api_key_audit_append($1::text, $2::text)";
+export const APPEND_AUDIT_SQL = `SELECT seq, ${epochMsOf("at")} AS at, prev_hash, hash ` +
+  "FROM api_key_audit_append($1::text, $2::text)";
 
 /**
  * Reads records in `order` and the chain's head and anchor in one statement
@@ -29,14 +30,14 @@ export function readAuditSql(order: "asc" | "desc"): string {
   SELECT tenant_id, seq, at, body, prev_hash, hash FROM api_key_audit
   WHERE tenant_id = $1::text AND ($2::bigint IS NULL OR seq > $2::bigint)
     AND ($3::bigint IS NULL OR seq < $3::bigint)
-    AND ($4::timestamptz IS NULL OR at >= $4::timestamptz)
-    AND ($5::timestamptz IS NULL OR at < $5::timestamptz)
+    AND ($4::text IS NULL OR at >= $4::text::timestamptz)
+    AND ($5::text IS NULL OR at < $5::text::timestamptz)
     AND ($6::text IS NULL OR key_id = $6::text) AND ($7::text IS NULL OR actor = $7::text)
     AND ($8::text IS NULL OR action = $8::text)
   ORDER BY seq ${by} LIMIT $9::int
 )
 SELECT head.seq AS head_seq, head.hash AS head_hash, head.anchor_seq, head.anchor_prev_hash,
-  page.tenant_id, page.seq, page.at, page.body, page.prev_hash, page.hash
+  page.tenant_id, page.seq, ${epochMsOf("page.at")} AS at, page.body, page.prev_hash, page.hash
 FROM (SELECT 1) AS one LEFT JOIN head ON true LEFT JOIN page ON true
 ORDER BY page.seq ${by}`;
 }
@@ -47,8 +48,8 @@ export function readAuditParams(query: AuditReadQuery): unknown[] {
     query.tenantId,
     query.afterSeq ?? null,
     query.beforeSeq ?? null,
-    query.from ?? null,
-    query.to ?? null,
+    sqlInstant(query.from),
+    sqlInstant(query.to),
     query.keyId ?? null,
     query.actor ?? null,
     query.action ?? null,
@@ -69,7 +70,7 @@ export const PRUNE_AUDIT_SQL = `WITH head AS (
 ), keep AS (
   SELECT a.seq, a.prev_hash FROM api_key_audit a, head
   WHERE a.tenant_id = $1::text AND a.seq >= head.anchor_seq
-    AND (a.at >= $2::timestamptz OR a.seq = head.seq)
+    AND (a.at >= $2::text::timestamptz OR a.seq = head.seq)
   ORDER BY a.seq LIMIT 1
 ), gone AS (
   DELETE FROM api_key_audit a USING keep WHERE a.tenant_id = $1::text AND a.seq < keep.seq
@@ -91,7 +92,7 @@ export function toStoredAuditRecord(
   return {
     tenantId: (given?.tenantId ?? r.tenant_id) as string,
     seq: num(r.seq),
-    at: r.at as Date,
+    at: instantOf(r.at),
     body: (given?.body ?? r.body) as string,
     prevHash: r.prev_hash as string,
     hash: r.hash as string,

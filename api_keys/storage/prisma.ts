@@ -12,6 +12,7 @@
 import { ApiKeyOperationError } from "../errors.ts";
 import { CURRENT_HASH_SCHEME } from "../hasher.ts";
 import { nullAbsentFields } from "./_answers.ts";
+import { epochMsOf, instantOf, sqlInstant } from "./_sql_instant.ts";
 import type {
   ApiKeyRecordPage,
   ApiKeyRotationWait,
@@ -225,8 +226,8 @@ const BUCKET_OF = {
 /** `readUsage` by `granularity`: `$1` tenant, `$2`/`$3` the window, `$4` a key id or null. */
 function readUsageSql(granularity: keyof typeof BUCKET_OF): string {
   const bucket = BUCKET_OF[granularity];
-  return `SELECT ${bucket} AS bucket, ${SUMMED_COUNTS} FROM api_key_usage
-WHERE tenant_id = $1 AND bucket >= $2::timestamptz AND bucket < $3::timestamptz
+  return `SELECT ${epochMsOf(bucket)} AS bucket, ${SUMMED_COUNTS} FROM api_key_usage
+WHERE tenant_id = $1 AND bucket >= $2::text::timestamptz AND bucket < $3::text::timestamptz
   AND ($4::text IS NULL OR key_id = $4::text)
 GROUP BY ${bucket} ORDER BY ${bucket}`;
 }
@@ -234,8 +235,8 @@ GROUP BY ${bucket} ORDER BY ${bucket}`;
 /** `readUsageOfKeys` by `granularity`: `$1` tenant, `$2`/`$3` the window, `$4` the key ids (a text array). */
 function readUsageOfKeysSql(granularity: keyof typeof BUCKET_OF): string {
   const bucket = BUCKET_OF[granularity];
-  return `SELECT key_id, ${bucket} AS bucket, ${SUMMED_COUNTS} FROM api_key_usage
-WHERE tenant_id = $1 AND bucket >= $2::timestamptz AND bucket < $3::timestamptz
+  return `SELECT key_id, ${epochMsOf(bucket)} AS bucket, ${SUMMED_COUNTS} FROM api_key_usage
+WHERE tenant_id = $1 AND bucket >= $2::text::timestamptz AND bucket < $3::text::timestamptz
   AND key_id = ANY($4::text[])
 GROUP BY key_id, ${bucket} ORDER BY key_id, ${bucket}`;
 }
@@ -251,7 +252,7 @@ function toUsageBucket(row: unknown): ApiKeyUsageBucket {
     API_KEY_USAGE_REFUSALS.map((code, i) => [code, toNumber(r[USAGE_COLUMNS[i]])]),
   );
   return {
-    start: r.bucket,
+    start: instantOf(r.bucket),
     accepted: toNumber(r.accepted),
     refused,
     cost: toNumber(r.cost),
@@ -642,7 +643,7 @@ export class PrismaApiKeyStorage implements ApiKeyStorage {
             SET_TENANT_POOL_SQL,
             tenantId,
             remaining,
-            updatedAt.toISOString(),
+            sqlInstant(updatedAt),
           ) as { prefix: string }[];
           return rows.map((row) => row.prefix);
         };
@@ -684,12 +685,24 @@ export class PrismaApiKeyStorage implements ApiKeyStorage {
       };
       this.readUsage = async ({ tenantId, keyId, from, to, granularity }) => {
         const sql = READ_USAGE_SQL[granularity === "day" ? "day" : "hour"];
-        const rows = await usage.$queryRawUnsafe(sql, tenantId, from, to, keyId ?? null);
+        const rows = await usage.$queryRawUnsafe(
+          sql,
+          tenantId,
+          sqlInstant(from),
+          sqlInstant(to),
+          keyId ?? null,
+        );
         return Array.isArray(rows) ? rows.map(toUsageBucket) : rows as ApiKeyUsageBucket[];
       };
       this.readUsageOfKeys = async ({ tenantId, keyIds, from, to, granularity }) => {
         const sql = READ_USAGE_OF_KEYS_SQL[granularity === "day" ? "day" : "hour"];
-        const rows = await usage.$queryRawUnsafe(sql, tenantId, from, to, [...keyIds]);
+        const rows = await usage.$queryRawUnsafe(
+          sql,
+          tenantId,
+          sqlInstant(from),
+          sqlInstant(to),
+          [...keyIds],
+        );
         if (!Array.isArray(rows)) return rows as ApiKeyUsageBucket[][];
         const lists = new Map(keyIds.map((id) => [id, [] as ApiKeyUsageBucket[]]));
         for (const row of rows) {
@@ -711,7 +724,7 @@ export class PrismaApiKeyStorage implements ApiKeyStorage {
           await audit.$queryRawUnsafe(readAuditSql(query.order), ...readAuditParams(query)),
         );
       this.pruneAudit = async (tenantId, before) => {
-        const rows = await audit.$queryRawUnsafe(PRUNE_AUDIT_SQL, tenantId, before);
+        const rows = await audit.$queryRawUnsafe(PRUNE_AUDIT_SQL, tenantId, sqlInstant(before));
         return Number((rows as { n: unknown }[])[0]?.n ?? 0);
       };
     }

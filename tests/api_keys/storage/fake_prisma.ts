@@ -228,7 +228,7 @@ export function fakePrismaClient(
 /**
  * A fake of the raw-SQL client of `PrismaApiKeyStorage`'s `usage` option:
  * it recognises the adapter's two statements (the JSON rows of `recordUsage`,
- * the window of `readUsage`), answers them from its own rows (sums at most
+ * the window of `readUsage`, as ISO text), answers them from its own rows (sums at most
  * 2^53 - 1, as the SQL's `LEAST`), raises
  * `lastUsedAt` in `apiKeyRows()`, and logs each statement.
  */
@@ -262,7 +262,14 @@ export function fakeUsageClient(apiKeyRows: () => Row[]) {
       await tick();
       statements.push(query);
       // readUsage: one key's hours (keyId) or the tenant's; readUsageOfKeys: each key's (an array).
-      const [tenantId, from, to, keyId] = values as [string, Date, Date, string | string[] | null];
+      // The window as ISO text, each bucket answered as epoch ms (api_keys/storage/_sql_instant.ts).
+      const [tenantId, fromIso, toIso, keyId] = values as [
+        string,
+        string,
+        string,
+        string | string[] | null,
+      ];
+      const [from, to] = [new Date(fromIso), new Date(toIso)];
       const perKey = Array.isArray(keyId);
       const hours = new Map<string, Row>();
       for (const row of usage.values()) {
@@ -283,7 +290,7 @@ export function fakeUsageClient(apiKeyRows: () => Row[]) {
           ? (a.key_id as string) < (b.key_id as string) ? -1 : 1
           : 0) ||
         (a.bucket as Date).getTime() - (b.bucket as Date).getTime()
-      );
+      ).map((row) => ({ ...row, bucket: (row.bucket as Date).getTime() }));
     },
   };
 }
