@@ -517,7 +517,10 @@ describe("UsageRecorder", () => {
 
 describe("UsageRecorder: a retried write is counted once", () => {
   /** `inner` whose first `recordUsage` commits `delayMs` late (the others at once). */
+  /** The rows of each `recordUsage` call `lateFirstWrite` passed on, in order. */
+  const calls: number[] = [];
   function lateFirstWrite(inner: InMemoryApiKeyStorage, delayMs: number) {
+    calls.length = 0;
     let late = true;
     return new Proxy(inner, {
       get(target, property, receiver) {
@@ -526,6 +529,7 @@ describe("UsageRecorder: a retried write is counted once", () => {
           return typeof value === "function" ? value.bind(target) : value;
         }
         return (...args: Parameters<InMemoryApiKeyStorage["recordUsage"]>) => {
+          calls.push(args[0].length);
           const write = () => target.recordUsage(...args);
           if (!late) return write();
           late = false;
@@ -535,7 +539,7 @@ describe("UsageRecorder: a retried write is counted once", () => {
     }) as ApiKeyStorage;
   }
 
-  it("a write that commits after storageTimeoutMs is retried (before and after it commits): the stored counts equal the recorded ones", async () => {
+  it("a write that commits after storageTimeoutMs is retried once it settled, never beside it (each retry would hold a connection waiting on it): the stored counts equal the recorded ones", async () => {
     const inner = new InMemoryApiKeyStorage();
     const access = new StorageAccess(lateFirstWrite(inner, 200), 50, "storage");
     const usage = recorder(access.usage!, { now: T0 });
@@ -544,10 +548,16 @@ describe("UsageRecorder: a retried write is counted once", () => {
     const timedOut = await usage.flush();
     assert.ok(timedOut instanceof ApiKeyStorageError, String(timedOut));
     usage.accepted("k1", "t1", 1, T0);
-    assert.equal(await usage.flush(), undefined, "retried at once, before the late write commits");
+    for (let i = 0; i < 3; i++) {
+      const waiting = await usage.flush();
+      assert.match(String(waiting), /usage write given up at its deadline has not settled/);
+    }
+    assert.deepEqual(calls, [1], "no write sent while the late one runs");
     usage.accepted("k1", "t1", 3, T0);
     await new Promise((resolve) => setTimeout(resolve, 300)); // the late write commits
     await usage.close();
+    // Then its batch again (changing nothing), and the two batches taken since, in order.
+    assert.deepEqual(calls, [1, 1, 1, 1]);
     const hours = await inner.readUsage({
       tenantId: "t1",
       from: new Date(T0),
