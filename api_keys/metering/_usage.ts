@@ -179,6 +179,21 @@ export class UsageRecorder {
    * flight and do not count against `maxPendingKeys` (at most as many again).
    */
   #writing = false;
+  /**
+   * A write given up at its deadline and still running in the storage (settles when it does): no
+   * other is sent meanwhile, as its retry would wait on it, each holding a pooled connection.
+   */
+  #lateWrite: Promise<void> | undefined;
+  /** Hears of a write given up at its deadline (see `#lateWrite`). */
+  readonly #late = {
+    answer: () => {},
+    pending: (settled: Promise<void>) => {
+      this.#lateWrite = settled;
+      void settled.then(() => {
+        if (this.#lateWrite === settled) this.#lateWrite = undefined;
+      });
+    },
+  };
   /** Refusals written, per key and hour, until their hour is past (`onRefusals`). */
   readonly #refusals = new Map<string, Pending>();
   /** Counts of unknown prefixes, never written. */
@@ -410,8 +425,17 @@ export class UsageRecorder {
       const batch = this.#batches[0];
       const traced = this.#s.taps?.span?.("api_key.usage.write", batch.rows.length);
       try {
+        if (this.#lateWrite !== undefined) {
+          throw new Error(
+            "a usage write given up at its deadline has not settled: not retried yet",
+          );
+        }
         if (batch.rows.length > 0) {
-          await this.#s.access.record(batch.rows.map((entry) => entry.toRow()), batch.id);
+          await this.#s.access.record(
+            batch.rows.map((entry) => entry.toRow()),
+            batch.id,
+            this.#late,
+          );
         }
         traced?.();
       } catch (error) {

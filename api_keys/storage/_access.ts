@@ -202,8 +202,11 @@ export interface RotationWaitAccess {
  * answer checked (see `ApiKeyStorage.recordUsage`).
  */
 export interface UsageAccess {
-  /** `recordUsage`, with `batchId` when the storage has `usageBatches`. */
-  record(rows: readonly ApiKeyUsageRow[], batchId: string): Promise<void>;
+  /**
+   * `recordUsage`, with `batchId` when the storage has `usageBatches`; `late` hears of a write
+   * still running at the deadline (see `Late`).
+   */
+  record(rows: readonly ApiKeyUsageRow[], batchId: string, late?: Late<void>): Promise<void>;
   /** `readUsage`, its buckets checked. */
   read(query: ApiKeyUsageReadQuery): Promise<ApiKeyUsageBucket[]>;
   /**
@@ -540,7 +543,7 @@ export class StorageAccess {
       missing.push("usageBatches (a usage write retried after storageTimeoutMs may count twice)");
     }
     this.usage = recordUsage === undefined || readUsage === undefined ? undefined : {
-      record: (rows, batchId) =>
+      record: (rows, batchId, late) =>
         this.#call(
           "recordUsage",
           () =>
@@ -548,6 +551,7 @@ export class StorageAccess {
               ? recordUsage.call(store, rows, batchId)
               : recordUsage.call(store, rows),
           ignore,
+          late,
         ),
       read: (query) =>
         this.#call(
