@@ -322,6 +322,30 @@ describe("<api-keys-manager> in headless Chromium", { skip }, () => {
     assert.match(await focused(page), /^button:Actions for ci deploy/, "focus on the new row");
   });
 
+  test("reveal: Escape pressed again and again (Chrome then lets no cancel be refused) never closes an uncopied secret", async () => {
+    fake.keys = [];
+    await open();
+    await waitForText(page, "No API keys yet.");
+    await createByKeyboard(page, "impatient");
+    const secret = fake.secrets.at(-1)!;
+    for (let press = 1; press <= 6; press++) {
+      await page.keyboard.press("Escape");
+      await page.waitForTimeout(150); // the dialog's close event, a later task, has run
+      assert.equal(
+        await inShadow<boolean>("r.querySelector('dialog').matches(':modal')"),
+        true,
+        `Escape #${press}: still modal`,
+      );
+      assert.equal(await revealedSecret(page), secret, `Escape #${press}: the secret shown`);
+      assert.equal(await focused(page), "button:Close without copying", `Escape #${press}`);
+    }
+    await page.keyboard.press("Enter");
+    await page.waitForFunction(() =>
+      !document.querySelector("api-keys-manager")!.shadowRoot!.querySelector("dialog[open]")
+    );
+    assert.ok(!(await inShadow<string>("r.innerHTML")).includes(secret), "gone once closed");
+  });
+
   test("facts: expiry, times, usage per hour, credits, tenant pool; rotation marks the pair", async () => {
     const expires = new Date(Date.now() + 3 * DAY);
     fake.keys = [
