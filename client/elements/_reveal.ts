@@ -14,7 +14,7 @@ export interface Reveal {
   content: Child[];
   /** Focused first: Copy. */
   focus: HTMLElement;
-  /** Asks before closing unless copied; `true` when the dialog may close now. */
+  /** Asks before closing unless copied (focus on the confirmation); `true` when the dialog may close now. */
   mayClose: () => boolean;
   /** Drops the secret (on close). */
   drop: () => void;
@@ -69,8 +69,9 @@ export function reveal(
     },
   }, s.copy);
   const mayClose = () => {
-    if (copied || !confirm.hidden) return copied;
+    if (copied) return true;
     confirm.hidden = false;
+    anyway.autofocus = true; // also when the dialog opens again
     anyway.focus();
     return false;
   };

@@ -129,7 +129,11 @@ export class ApiKeysManagerElement extends HTMLElement {
       if (this.#mayClose && !this.#mayClose()) event.preventDefault();
     });
     this.#dialog.addEventListener("close", () => {
-      if (!this.#dialog.open) this.#close();
+      if (this.#dialog.open) return;
+      // Chrome stops letting `cancel` be refused after a few Escapes in a row: a reveal not yet
+      // copied opens again, asking.
+      if (this.#mayClose && !this.#mayClose()) this.#dialog.showModal();
+      else this.#close();
     });
     this.#shadow.append(
       h(
