@@ -2353,6 +2353,44 @@ describe("<api-keys-manager> in headless Chromium", { skip }, () => {
     },
   );
 
+  test(
+    "rotate: a reply lost (a timeout, a gateway's 504 page) loads the list again and says the key may have been rotated",
+    async () => {
+      fake.keys = [key("k910", { name: "alpha" }), key("k911", { name: "beta" })];
+      await open();
+      await waitForText(page, "beta", "table");
+      for (const [name, lose] of [["alpha", "lost"], ["beta", "gateway"]] as const) {
+        const id = fake.keys.find((k) => k.name === name)!.id;
+        fake[lose] = [`POST /admin/keys/${id}/rotate`];
+        const lists = listQueries().length;
+        await act(name, "Rotate");
+        await inDialog("Rotate");
+        await waitForText(page, "may have been rotated", "dialog [role=alert]");
+        await until(
+          () => listQueries().length === lists + 1,
+          `the list loaded again after the ${lose}`,
+        );
+        const successor = fake.keys.find((k) => k.replacesKeyId === id)!;
+        assert.ok(successor, `${lose}: the server rotated ${name}`);
+        await page.waitForFunction(
+          ({ id, successor }) => {
+            const rows = document.querySelector("api-keys-manager")!.shadowRoot!
+              .querySelectorAll<HTMLElement>("tr[data-id]");
+            const status = (key: string) =>
+              [...rows].find((row) => row.dataset.id === key)?.dataset.status;
+            return status(id) === "rotating" && status(successor) === "active";
+          },
+          { id, successor: successor.id },
+        );
+        await escapeDialog();
+      }
+    },
+    () => {
+      fake.lost = [];
+      fake.gateway = [];
+    },
+  );
+
   test("create: the element taken off the page while its request runs reveals the secret once back", async () => {
     fake.keys = [key("k905", { name: "kept" })];
     await open();
