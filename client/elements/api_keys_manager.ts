@@ -770,13 +770,20 @@ export class ApiKeysManagerElement extends HTMLElement {
       dialog,
       s.rotate,
       async (current, _relabel, here) => {
-        const answer = await this.#call(
-          `/keys/${encodeURIComponent(key.id)}/rotate`,
-          "POST",
-          dialog.body(),
-        ) as
-          | { record?: unknown; graceExpiresAt?: unknown }
-          | null;
+        let answer: { record?: unknown; graceExpiresAt?: unknown } | null;
+        try {
+          answer = await this.#call(
+            `/keys/${encodeURIComponent(key.id)}/rotate`,
+            "POST",
+            dialog.body(),
+          ) as typeof answer;
+        } catch (error) {
+          if (!answerLost(error)) throw error;
+          // The server may have rotated the key: the list loaded again shows it as it is now.
+          this.#fail(error, false, !current(), "rotateUnsure");
+          void this.refresh();
+          return;
+        }
         const [created] = keysOf([answer?.record]);
         const stops = dateOf(answer?.graceExpiresAt);
         const note = stops

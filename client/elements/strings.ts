@@ -226,6 +226,8 @@ export interface ApiKeysManagerStrings {
   createUnsure: string;
   /** The create form's button after `createUnsure`: sending again makes another key. */
   createAgain: string;
+  /** A rotate answered by no one (a timeout), unreadably, or by a gateway: the key may be rotated. */
+  rotateUnsure: string;
   /** Announced after a rename. */
   renamed: string;
   /** Rename button and heading. */
@@ -433,6 +435,8 @@ export const API_KEYS_MANAGER_STRINGS: Readonly<ApiKeysManagerStrings> = Object.
   createUnsure:
     "The server did not answer, so the key may have been created: the list is loaded again; revoke any key there you do not recognise. Creating again makes another key.",
   createAgain: "Create another key",
+  rotateUnsure:
+    "The server did not answer, so the key may have been rotated: the list is loaded again. If a new key replaces it there, its secret was never shown: revoke that key and create another.",
   renamed: "Key renamed",
   rename: "Rename",
   save: "Save",
