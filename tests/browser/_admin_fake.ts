@@ -74,6 +74,8 @@ export interface AdminFake {
   auditMissing: boolean;
   /** Set: replaces the rotate answer's `graceExpiresAt` (a malformed reply; the rotation happens). */
   rotateGraceExpiresAt: unknown;
+  /** Create and rotate answers carry no `key` (the secret lost on the way; the key made all the same). */
+  omitSecret: boolean;
   /** How far the server's clock is ahead of the browser's at a rotation (default 0). */
   serverAheadMs: number;
   /** Every secret handed out. */
@@ -152,6 +154,7 @@ export function startAdminFake(bundle: string): Promise<AdminFake> {
     tenantCredits: null,
     newKeyFields: {},
     rotateGraceExpiresAt: undefined,
+    omitSecret: false,
     serverAheadMs: 0,
     secrets: [],
     delays: {},
@@ -204,7 +207,7 @@ export function startAdminFake(bundle: string): Promise<AdminFake> {
       ...fake.newKeyFields,
     };
     fake.keys.push(key);
-    return { key: secret, record: key };
+    return fake.omitSecret ? { record: key } : { key: secret, record: key };
   };
   /**
    * `GET /admin/keys`: filters, `sort` (newest first), `limit` from the cursor (an offset); a `q`

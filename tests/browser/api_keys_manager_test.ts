@@ -2391,6 +2391,28 @@ describe("<api-keys-manager> in headless Chromium", { skip }, () => {
     },
   );
 
+  test(
+    "create and rotate: an answer without the secret says so (revoke that key) instead of announcing success",
+    async () => {
+      fake.keys = [key("k920", { name: "alpha" })];
+      fake.omitSecret = true;
+      await open();
+      await waitForText(page, "alpha", "table");
+      await submitCreate("secretless");
+      await waitForText(page, "did not send the new key's secret", "dialog [role=alert]");
+      await waitForText(page, "secretless", "table"); // the key made, listed
+      await escapeDialog();
+      await act("alpha", "Rotate");
+      await inDialog("Rotate");
+      await waitForText(page, "did not send the new key's secret", "dialog [role=alert]");
+      await page.waitForTimeout(100); // an announcement would be in by now
+      assert.equal(await shadowText(page, "[part=status]"), "", "no success announced");
+      assert.equal(await inShadow<number>("r.querySelectorAll('[part=secret]').length"), 0);
+      await escapeDialog();
+    },
+    () => (fake.omitSecret = false),
+  );
+
   test("create: the element taken off the page while its request runs reveals the secret once back", async () => {
     fake.keys = [key("k905", { name: "kept" })];
     await open();
