@@ -918,7 +918,8 @@ export class ApiKeysManagerElement extends HTMLElement {
   }
 
   /**
-   * Shows a new key's secret once; closing the dialog drops it, then focuses `focusId`'s row.
+   * Shows a new key's secret once; closing the dialog drops it, then focuses `focusId`'s row. An
+   * answer without the secret is an error (`errorNoSecret`), in its form or the status line.
    * From its own form (`current`), the reveal replaces the form; else (the form cancelled while
    * its request ran) it waits for the dialog open now, as a later secret waits for the reveal
    * open now: only the user closes a reveal, then the oldest waiting opens (each names its key).
@@ -936,16 +937,20 @@ export class ApiKeysManagerElement extends HTMLElement {
       ? (data as { key: string }).key
       : null;
     if (created) this.#emit(event, { id: created.id, name: created.name, prefix: created.prefix });
+    if (secret === null) {
+      // The key exists, its secret lost on the way: said, not announced as done; a key the
+      // answer does not describe shows once the list is loaded again.
+      const error = new AdminApiError("BAD_RESPONSE", "The answer carries no secret.");
+      this.#fail(error, false, !current, "errorNoSecret");
+      if (!created) void this.refresh();
+      return;
+    }
     this.#announce(done);
+    this.#waiting.push(() => this.#show(secret, created, note, focusId));
     if (current) {
       this.#afterClose = undefined;
-      if (secret !== null) this.#waiting.push(() => this.#show(secret, created, note, focusId));
       this.#close();
-      if (secret === null) this.#focusRow(focusId);
-    } else if (secret !== null) {
-      this.#waiting.push(() => this.#show(secret, created, note, focusId));
-      if (!this.#dialog.open) this.#waiting.shift()?.();
-    }
+    } else if (!this.#dialog.open) this.#waiting.shift()?.();
   }
 
   /**

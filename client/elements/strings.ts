@@ -228,6 +228,8 @@ export interface ApiKeysManagerStrings {
   createAgain: string;
   /** A rotate answered by no one (a timeout), unreadably, or by a gateway: the key may be rotated. */
   rotateUnsure: string;
+  /** A create or rotate answered without the new key's secret: the key exists, its secret lost. */
+  errorNoSecret: string;
   /** Announced after a rename. */
   renamed: string;
   /** Rename button and heading. */
@@ -437,6 +439,8 @@ export const API_KEYS_MANAGER_STRINGS: Readonly<ApiKeysManagerStrings> = Object.
   createAgain: "Create another key",
   rotateUnsure:
     "The server did not answer, so the key may have been rotated: the list is loaded again. If a new key replaces it there, its secret was never shown: revoke that key and create another.",
+  errorNoSecret:
+    "The server did not send the new key's secret, so it cannot be shown: revoke the new key and create another.",
   renamed: "Key renamed",
   rename: "Rename",
   save: "Save",
