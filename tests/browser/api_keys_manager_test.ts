@@ -2142,6 +2142,54 @@ describe("<api-keys-manager> in headless Chromium", { skip }, () => {
   );
 
   test(
+    "keyboard: a load failing or denied under the focus moves it to Retry, else the error line, never to the page",
+    async () => {
+      fake.keys = Array.from({ length: 30 }, (_, i) => key(`k${800 + i}`));
+      await open();
+      await waitForText(page, "key k829", "table");
+      const manager = page.locator("api-keys-manager");
+      const reload = () =>
+        page.evaluate(() =>
+          // deno-lint-ignore no-explicit-any
+          (document.querySelector("api-keys-manager") as any).refresh()
+        );
+      // Next pressed, its page failing: the stale list's buttons, the pager and Create are off.
+      fake.failList = true;
+      await manager.getByRole("button", { name: "Next" }).focus();
+      await page.keyboard.press("Enter");
+      await waitForText(page, "The server had a problem", "[part=error]");
+      assert.equal(await focused(page), "button:Retry", "a page turn failed");
+      fake.failList = false;
+      await page.keyboard.press("Enter");
+      await waitForText(page, "key k804", "table");
+      // A row's actions button, the reload failing.
+      fake.failList = true;
+      await manager.getByRole("button", { name: /^Actions for key k804 \(/ }).focus();
+      await reload();
+      await waitForText(page, "The server had a problem", "[part=error]");
+      assert.equal(await focused(page), "button:Retry", "a reload failed");
+      fake.failList = false;
+      await page.keyboard.press("Enter");
+      await waitForText(page, "key k804", "table");
+      // Signed out: Create key and the rows are gone, Retry stays.
+      fake.failAll = 401;
+      await manager.getByRole("button", { name: /^Actions for key k804 \(/ }).focus();
+      await reload();
+      await waitForText(page, "Your session has ended", "[part=error]");
+      assert.equal(await focused(page), "button:Retry", "signed out");
+      // Forbidden: no Retry either; the error line itself.
+      fake.failAll = 403;
+      await reload();
+      await waitForText(page, "You do not have permission", "[part=error]");
+      assert.match(await focused(page), /^div:You do not have permission/, "forbidden");
+    },
+    () => {
+      fake.failList = false;
+      fake.failAll = null;
+    },
+  );
+
+  test(
     "pager: Next or Previous pressed again while a page loads does nothing; Previous goes back one page",
     async () => {
       fake.keys = Array.from({ length: 80 }, (_, i) => key(`k${870 + i}`)); // k949 first
