@@ -107,7 +107,7 @@ export class ApiKeysManagerElement extends HTMLElement {
   #retry = h("button", { type: "button", part: "button" });
   #error = h(
     "div",
-    { role: "alert", part: "error", class: "alert" },
+    { role: "alert", part: "error", class: "alert", tabindex: "-1" },
     this.#errorText,
     " ",
     this.#retry,
@@ -394,7 +394,8 @@ export class ApiKeysManagerElement extends HTMLElement {
    * Focus on a control the redraw removed, turned off or hid (a row's
    * button or usage chart, Next on the last page, Retry once the list is
    * back, Activity once the server has none) moves to its row again, to the
-   * other pager button, to Create key from the header, or to the first row.
+   * other pager button, to Create key from the header, or to the first row
+   * (as `#focusRow` falls back).
    */
   #refocus(had: Element | null): void {
     const focusable = had instanceof HTMLElement || had instanceof SVGElement;
@@ -405,8 +406,7 @@ export class ApiKeysManagerElement extends HTMLElement {
     const pager = this.#pager.root.contains(had) ? this.#pager.enabled() : undefined;
     const create = had !== this.#create && had.closest("header") !== null && !this.#create.hidden;
     if (pager) pager.focus();
-    else if (create) this.#create.focus();
-    else this.#focusRow(row && this.#row(row) ? row : this.#page.keys[0]?.id);
+    else this.#focusRow(create ? undefined : row && this.#row(row) ? row : this.#page.keys[0]?.id);
   }
 
   #draw(): void {
@@ -544,11 +544,22 @@ export class ApiKeysManagerElement extends HTMLElement {
       ?.dataset.id;
   }
 
-  /** Focuses `id`'s row: its actions button, else its name; nothing found, the create button. */
+  /**
+   * Focuses `id`'s row: its actions button, else its name; none, or a stale list (its buttons
+   * off), the first of Create key, Retry and the error line that takes the focus.
+   */
   #focusRow(id: string | null | undefined): void {
-    const row = id ? this.#row(id) : null;
-    (row?.querySelector<HTMLElement>("button.more") ?? row?.querySelector<HTMLElement>("th") ??
-      this.#create).focus();
+    const row = id && this.#state !== "error" ? this.#row(id) : null;
+    const targets = [
+      row?.querySelector<HTMLElement>("button.more") ?? row?.querySelector<HTMLElement>("th"),
+      this.#create,
+      this.#retry,
+      this.#error,
+    ];
+    for (const target of targets) {
+      target?.focus();
+      if (target && this.#shadow.activeElement === target) return;
+    }
   }
 
   /**
@@ -562,7 +573,7 @@ export class ApiKeysManagerElement extends HTMLElement {
     const after = this.#afterClose;
     this.#afterClose = undefined;
     after?.();
-    if (!this.#shadow.activeElement) this.#create.focus();
+    if (!this.#shadow.activeElement) this.#focusRow(undefined);
     this.#waiting.shift()?.();
   }
 
