@@ -2190,6 +2190,38 @@ describe("<api-keys-manager> in headless Chromium", { skip }, () => {
   );
 
   test(
+    "signed out, then signed in again with fewer rights: Retry reads GET /config again",
+    async () => {
+      fake.keys = [key("k930", { name: "kept" })];
+      await open();
+      await waitForText(page, "kept", "table");
+      fake.failAll = 401;
+      await page.evaluate(() =>
+        // deno-lint-ignore no-explicit-any
+        (document.querySelector("api-keys-manager") as any).refresh()
+      );
+      await waitForText(page, "Your session has ended", "[part=error]");
+      fake.failAll = null;
+      fake.config = { ...structuredClone(FAKE_CONFIG), can: { ...FAKE_CONFIG.can, create: false } };
+      const configs = () =>
+        fake.requests.filter((r) => r.method === "GET" && r.path === "/admin/config").length;
+      const before = configs();
+      await page.locator("api-keys-manager").getByRole("button", { name: "Retry" }).click();
+      await waitForText(page, "kept", "table");
+      assert.equal(configs(), before + 1, "the configuration read again");
+      assert.equal(
+        await inShadow<boolean>("r.querySelector('[part~=create-button]').hidden"),
+        true,
+        "Create key follows the new session's config.can",
+      );
+    },
+    () => {
+      fake.failAll = null;
+      fake.config = structuredClone(FAKE_CONFIG);
+    },
+  );
+
+  test(
     "pager: Next or Previous pressed again while a page loads does nothing; Previous goes back one page",
     async () => {
       fake.keys = Array.from({ length: 80 }, (_, i) => key(`k${870 + i}`)); // k949 first
