@@ -350,7 +350,11 @@ export class ApiKeysManagerElement extends HTMLElement {
     this.#errorKey = key;
     this.#errorValues = values;
     this.#state = denied ?? "error";
-    if (denied) this.#page = { keys: [], nextCursor: null, tenantCredits: null };
+    if (denied) {
+      // Another session may come (signed in again): its configuration is read again.
+      this.#page = { keys: [], nextCursor: null, tenantCredits: null };
+      this.#config = null;
+    }
     this.#render();
   }
 
