@@ -2189,6 +2189,22 @@ describe("<api-keys-manager> in headless Chromium", { skip }, () => {
     },
   );
 
+  test("last used: a time ahead of the browser's clock (the server's ahead) reads as now, never in the future", async () => {
+    const ahead = (ms: number) => new Date(Date.now() + ms).toISOString();
+    fake.keys = [
+      key("k940", { name: "seconds ahead", lastUsedAt: ahead(20_000) }),
+      key("k941", { name: "minutes ahead", lastUsedAt: ahead(120_000) }),
+    ];
+    await open();
+    await waitForText(page, "minutes ahead", "table");
+    assert.deepEqual(
+      await inShadow<string[]>(
+        "[...r.querySelectorAll('td[data-col=used] time')].map((t) => t.textContent)",
+      ),
+      ["now", "now"],
+    );
+  });
+
   test(
     "signed out, then signed in again with fewer rights: Retry reads GET /config again",
     async () => {
