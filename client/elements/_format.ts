@@ -163,6 +163,11 @@ export class Format {
     return this.#relative.format(Math.round(exact / 1000), "second");
   }
 
+  /** A past event's `date` relative to `now`; ahead of it (the server's clock ahead of ours): now. */
+  past(date: Date, now: number): string {
+    return this.relative(date, Math.max(now, date.getTime()));
+  }
+
   /** A wait of `seconds` from `now`: `in 30 seconds` under a minute, else as `relative` words it. */
   wait(seconds: number, now: number): string {
     return seconds < 60

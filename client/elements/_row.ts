@@ -258,7 +258,7 @@ export function keyRow(
     cell(
       "used",
       key.lastUsedAt
-        ? time(key.lastUsedAt, f.relative(key.lastUsedAt, now), f)
+        ? time(key.lastUsedAt, f.past(key.lastUsedAt, now), f)
         : h("span", { class: "m" }, s.neverUsed),
       key.lastUsedAt && h("span", { class: "m small" }, f.dateTime(key.lastUsedAt)),
     ),
