@@ -46,7 +46,9 @@ function decodedPath(path: string): string | undefined {
  * below `prefix` that is one of the routes gets its answer, any other
  * `undefined` with its body unread (the app answers it). A route's body is
  * read up to one byte past `maxBodyBytes` (the rest is never read); a body
- * that cannot be read is handled as an empty one; `HEAD` is answered as `GET` without the body. Behind
+ * that cannot be read (an upload failing mid-way) is a 400
+ * `api_key_invalid_input` on `body`, never read as empty; `HEAD` is answered
+ * as `GET` without the body. Behind
  * `ApiKeyAuthorizer.protect`, give the authorizer `rateLimits: false`
  * (`require({ rateLimits: false })`) so the routes count no rate limit and
  * spend no credits of the caller's key, as Nest's admin controller. Throws a
