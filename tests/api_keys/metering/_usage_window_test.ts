@@ -16,13 +16,22 @@ function refuses(window: Record<string, unknown>, field: string, problem: RegExp
   );
 }
 
+const HOUR = 3_600_000;
+
 describe("checkUsageWindow", () => {
-  it("returns from and to in epoch ms, widened to whole buckets; the longest windows are 31 days by hour and 366 by day", () => {
+  it("returns from and to in epoch ms, widened to whole buckets; the longest windows are 31 days and 1 hour by hour (a local month giving back its summer hour) and 366 days by day", () => {
     const from = new Date(T0);
     assert.deepEqual(
-      checkUsageWindow({ granularity: "hour", from, to: new Date(T0 + 31 * DAY) }),
-      { fromMs: T0, toMs: T0 + 31 * DAY },
+      checkUsageWindow({ granularity: "hour", from, to: new Date(T0 + 31 * DAY + HOUR) }),
+      { fromMs: T0, toMs: T0 + 31 * DAY + HOUR },
     );
+    // October 2030 in Europe/Berlin, local midnight to local midnight: 745 hours.
+    const october = {
+      granularity: "hour" as const,
+      from: new Date("2030-09-30T22:00:00Z"),
+      to: new Date("2030-10-31T23:00:00Z"),
+    };
+    assert.equal(checkUsageWindow(october).toMs - checkUsageWindow(october).fromMs, 745 * HOUR);
     assert.deepEqual(
       checkUsageWindow({ granularity: "day", from, to: new Date(T0 + 366 * DAY) }),
       { fromMs: T0, toMs: T0 + 366 * DAY },
@@ -34,7 +43,6 @@ describe("checkUsageWindow", () => {
   });
 
   it("widens the window to whole UTC buckets: from floored, to rounded up (the bounds of the buckets read)", () => {
-    const HOUR = 3_600_000;
     const at = (iso: string) => new Date(iso);
     assert.deepEqual(
       checkUsageWindow({
@@ -67,7 +75,11 @@ describe("checkUsageWindow", () => {
     refuses({ granularity: "day", from, to: new Date(8.64e15) }, "to", /9999/);
     refuses({ granularity: "hour", from, to: from }, "to", /after from/);
     refuses({ granularity: "hour", from, to: new Date(T0 - 1) }, "to", /after from/);
-    refuses({ granularity: "hour", from, to: new Date(T0 + 31 * DAY + 1) }, "to", /31 days/);
+    refuses(
+      { granularity: "hour", from, to: new Date(T0 + 31 * DAY + HOUR + 1) },
+      "to",
+      /at most 31 days and 1 hour after from/,
+    );
     refuses({ granularity: "day", from, to: new Date(T0 + 366 * DAY + 1) }, "to", /366 days/);
   });
 
