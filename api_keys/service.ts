@@ -421,7 +421,7 @@ export class ApiKeysService {
   /**
    * The stored usage of `tenantId`'s keys (of `keyId` only, when given;
    * another tenant's key reads as none) from the bucket of `from` to `to`,
-   * per hour (span at most 31 days) or UTC day (at most 366): the buckets
+   * per hour (span at most 31 days and 1 hour) or UTC day (at most 366): the buckets
    * with counts, ascending, summed over the keys. Counts still in memory
    * (up to one `flushIntervalMs` per instance) are not included. A bad
    * query rejects with `api_key_invalid_input`; a storage without

@@ -183,7 +183,7 @@ export function auditQuery(query: QueryOf): AuditLogQuery {
 
 /**
  * A usage read's window: `granularity` (default `hour`), `from` and `to`
- * (default the last 24 hours; at most 31 days by hour, 366 by day).
+ * (default the last 24 hours; at most 31 days and 1 hour by hour, 366 days by day).
  */
 export interface UsageWindow {
   /** Bucket size. */

@@ -10,8 +10,14 @@ import type { ApiKeyUsageQuery } from "./usage.ts";
 
 const HOUR_MS = 3_600_000;
 const DAY_MS = 86_400_000;
-/** Longest span of a usage read per granularity. */
-const MAX_SPAN_DAYS = { hour: 31, day: 366 } as const;
+/**
+ * Longest span of a usage read per granularity, and how its refusal says it: by hour, a local
+ * calendar month read hour by hour (31 days, and the hour a month giving back its summer time has).
+ */
+const MAX_SPAN = {
+  hour: { ms: 31 * DAY_MS + HOUR_MS, said: "31 days and 1 hour" },
+  day: { ms: 366 * DAY_MS, said: "366 days" },
+} as const;
 
 /** `value` as epoch ms, or the `ApiKeyValidationError` of `field`. */
 function instant(value: unknown, field: string): number {
@@ -27,7 +33,7 @@ function instant(value: unknown, field: string): number {
 /**
  * Checks the window of a usage read: `granularity` `"hour"` or `"day"`,
  * `from` and `to` valid Dates from 1970, `to` after `from` by at most 31 days
- * by hour, 366 by day, and rounded up to its bucket's end at most
+ * and 1 hour by hour, 366 days by day, and rounded up to its bucket's end at most
  * 9999-12-31T23:59:59.999Z (`instantProblem`): at most 9999-12-31T23:00Z by
  * hour, 9999-12-31T00:00Z by day (the last bucket of 9999 ends in 10000, so it
  * is never read and no answer's `to` passes the latest instant); else the
@@ -45,8 +51,8 @@ export function checkUsageWindow(
   const fromMs = instant(window.from, "from");
   const toMs = instant(window.to, "to");
   if (toMs <= fromMs) fail("to", "must be after from");
-  const days = MAX_SPAN_DAYS[granularity];
-  if (toMs - fromMs > days * DAY_MS) fail("to", `must be at most ${days} days after from`);
+  const span = MAX_SPAN[granularity];
+  if (toMs - fromMs > span.ms) fail("to", `must be at most ${span.said} after from`);
   const size = granularity === "hour" ? HOUR_MS : DAY_MS;
   const endMs = Math.ceil(toMs / size) * size;
   if (instantProblem(endMs) !== undefined) {

@@ -111,7 +111,7 @@ export interface ApiKeyUsageBucket extends ApiKeyUsageCounts {
 
 /**
  * What `ApiKeysService.usage` reads: a tenant's keys (or one of them), from
- * `from` to `to`, per hour (at most 31 days) or per UTC day (at most 366).
+ * `from` to `to`, per hour (at most 31 days and 1 hour: a local month) or per UTC day (at most 366).
  */
 export interface ApiKeyUsageQuery {
   /** Only this key (another tenant's key reads as no usage). */

@@ -160,7 +160,7 @@ describe("api_keys/admin/_query.ts", () => {
     }
   });
 
-  it("usageWindow: the last 24 hours by hour by default; the service's rule: at most 31 days by hour, 366 by day, from before to", () => {
+  it("usageWindow: the last 24 hours by hour by default; the service's rule: at most 31 days and 1 hour by hour, 366 days by day, from before to", () => {
     const now = new Date("2030-01-10T00:00:00.000Z");
     assert.deepEqual(usageWindow(query({}), now), {
       granularity: "hour",
