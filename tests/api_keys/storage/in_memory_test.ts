@@ -83,6 +83,31 @@ describe("InMemoryApiKeyStorage", () => {
     assert.equal((await storage.findById("k1"))!.lastUsedAt?.getTime(), 9);
   });
 
+  it("keeps the newest 10,000 usage batch ids: a retry of a recent one changes nothing, memory stays bounded", async () => {
+    const storage = new InMemoryApiKeyStorage();
+    const row = (n: number) => ({
+      keyId: "k1",
+      tenantId: "t1",
+      bucket: new Date(Date.UTC(2030, 0, 1)),
+      accepted: n,
+      cost: n,
+      refused: {} as never,
+      lastUsedAt: null,
+    });
+    const read = async () =>
+      (await storage.readUsage({
+        tenantId: "t1",
+        from: new Date(Date.UTC(2030, 0, 1)),
+        to: new Date(Date.UTC(2030, 0, 2)),
+      }))[0].accepted;
+    for (let i = 0; i < 10_001; i++) await storage.recordUsage([row(1)], `batch-${i}`);
+    await storage.recordUsage([row(1)], "batch-10000"); // a retry of the newest: once
+    await storage.recordUsage([row(1)], "batch-1"); // the 9,999th newest: once
+    assert.equal(await read(), 10_001);
+    await storage.recordUsage([row(1)], "batch-0"); // the oldest, forgotten: counted again
+    assert.equal(await read(), 10_002);
+  });
+
   it("lists one tenant's records without reading the others", async () => {
     const storage = new InMemoryApiKeyStorage();
     for (let n = 0; n < 1_000; n++) await storage.insert(record(n, { tenantId: `t${n % 100}` }));
