@@ -95,6 +95,9 @@ function byExpiry(a: { expiresAt: Date; id: string }, b: { expiresAt: Date; id: 
   return a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
 }
 
+/** Usage batch ids an `InMemoryApiKeyStorage` remembers (the newest): memory stays bounded. */
+const MAX_USAGE_BATCHES = 10_000;
+
 /**
  * Memory-backed storage with every capability of `ApiKeyStorage`
  * (`peekByPrefix`, `markRevokedIfActive`, `replaceHash`, `countHashes`,
@@ -120,7 +123,10 @@ export class InMemoryApiKeyStorage implements ApiKeyStorage {
   readonly #rotationWaits = new Map<string, ApiKeyRotationWait>();
   /** Usage rows per tenant, keyed by hour and key id. */
   readonly #usage = new Map<string, Map<string, ApiKeyUsageBucket & { keyId: string }>>();
-  /** Batch ids of `recordUsage` already recorded (one per flush write, never pruned). */
+  /**
+   * Batch ids of `recordUsage` already recorded, the newest `MAX_USAGE_BATCHES` (one per flush
+   * write; a recorder retries only its few failed writes, oldest first, before any new one).
+   */
   readonly #usageBatches = new Set<string>();
   readonly #audit = new MemoryAuditChains();
   /** Capability: each record's `layout` is kept. */
@@ -524,6 +530,9 @@ export class InMemoryApiKeyStorage implements ApiKeyStorage {
     if (batchId !== undefined) {
       if (this.#usageBatches.has(batchId)) return Promise.resolve();
       this.#usageBatches.add(batchId);
+      if (this.#usageBatches.size > MAX_USAGE_BATCHES) {
+        this.#usageBatches.delete(this.#usageBatches.values().next().value!);
+      }
     }
     for (const row of rows) {
       let tenant = this.#usage.get(row.tenantId);
