@@ -727,6 +727,36 @@ describe("<api-keys-manager> in headless Chromium", { skip }, () => {
     assert.equal(sent.name, emoji);
   });
 
+  test("create: a name of spaces only or no scope ticked is refused before sending, on its field; fixed, it is sent", async () => {
+    fake.keys = [key("k456")];
+    await open();
+    await waitForText(page, "key k456", "table");
+    const manager = page.locator("api-keys-manager");
+    await manager.getByRole("button", { name: "Create key" }).click();
+    const name = manager.getByLabel("Name", { exact: true });
+    const box = manager.locator("dialog input[type=checkbox]").first();
+    const submit = manager.locator("dialog").getByRole("button", { name: "Create key" });
+    const message = (field: typeof name) =>
+      field.evaluate((input: HTMLInputElement) => input.validationMessage);
+    await name.fill("   ");
+    await box.check();
+    await submit.click();
+    assert.equal(await message(name), "Use at least one character other than a space.");
+    await name.fill("ci");
+    await box.uncheck();
+    await submit.click();
+    assert.equal(await message(box), "Choose at least one scope.");
+    assert.equal(fake.requests.filter((r) => r.method === "POST").length, 0, "not sent");
+    await box.check();
+    assert.equal(await message(box), "", "valid once one is ticked");
+    await submit.click();
+    await page.waitForFunction(() =>
+      document.querySelector("api-keys-manager")!.shadowRoot!.querySelector("[part=secret]")
+    );
+    const sent = fake.requests.find((r) => r.method === "POST")!.body as Record<string, unknown>;
+    assert.deepEqual([sent.name, (sent.scopes as string[]).length], ["ci", 1]);
+  });
+
   /** Calls the element's `refresh()` (a reload of the list, the config only once reset). */
   const refresh = () =>
     page.evaluate(() =>
