@@ -111,8 +111,15 @@ function nameInput(s: ApiKeysManagerStrings, f: Format, value?: string): HTMLInp
   const tooLong = fill(f.form(s.nameTooLong, MAX_API_KEY_NAME_LENGTH), {
     count: f.number(MAX_API_KEY_NAME_LENGTH),
   });
+  // As the server's rule of names (api_keys/_key_name.ts): not only spaces, at most the length.
   const check = () =>
-    input.setCustomValidity(fitsCodePoints(input.value, MAX_API_KEY_NAME_LENGTH) ? "" : tooLong);
+    input.setCustomValidity(
+      input.value !== "" && input.value.trim() === ""
+        ? s.nameBlank
+        : fitsCodePoints(input.value, MAX_API_KEY_NAME_LENGTH)
+        ? ""
+        : tooLong,
+    );
   input.addEventListener("input", check);
   check();
   return input;
@@ -135,6 +142,11 @@ export function createFields(
     box: h("input", { type: "checkbox", value: scope }),
     description,
   }));
+  // A key has at least one scope: none ticked marks the first box, so the form is not sent.
+  const checkScopes = () =>
+    boxes[0]?.box.setCustomValidity(boxes.some(({ box }) => box.checked) ? "" : s.scopeRequired);
+  for (const { box } of boxes) box.addEventListener("change", checkScopes);
+  checkScopes();
   const expiry = presetField(
     s.expiry,
     config.expiryPresets,

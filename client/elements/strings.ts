@@ -84,6 +84,10 @@ export interface ApiKeysManagerStrings {
   name: string;
   /** A name field holding more than the server takes: `{count}` characters at most (plural of it). */
   nameTooLong: PluralString;
+  /** A name field holding spaces only, which the server refuses. */
+  nameBlank: string;
+  /** The create form's scopes with none ticked (a key has at least one). */
+  scopeRequired: string;
   /** Column: name, prefix, environment and scopes. */
   key: string;
   /** Column and field: the environment. */
@@ -357,6 +361,8 @@ export const API_KEYS_MANAGER_STRINGS: Readonly<ApiKeysManagerStrings> = Object.
   next: "Next",
   name: "Name",
   nameTooLong: english("Use at most {count} character.", "Use at most {count} characters."),
+  nameBlank: "Use at least one character other than a space.",
+  scopeRequired: "Choose at least one scope.",
   key: "Key",
   environment: "Environment",
   environmentLive: "Live",
