@@ -379,6 +379,49 @@ describe("rate limits in authorize", () => {
     }
   });
 
+  it("a resolver failing (its plan lookup down) under open still spends and refuses the key's credits, which need no resolver; under closed it serves nothing and spends nothing", async () => {
+    const warn = console.warn;
+    console.warn = quiet;
+    try {
+      for (const onStoreError of ["open", "closed"] as const) {
+        let down = true;
+        const { service } = setup({
+          onStoreError,
+          rateLimitResolver: () =>
+            down
+              ? Promise.reject(new Error("plan lookup failed"))
+              : [{ name: "plan", limit: 100, windowMs: 60_000 }],
+        });
+        const { key } = await service.create({
+          tenantId: "t1",
+          name: "ci",
+          scopes: READ_ORDERS,
+          credits: { remaining: 2 },
+        });
+        const codes: (string | number | undefined)[] = [];
+        for (let i = 0; i < 3; i++) {
+          codes.push(
+            await service.authorize(key).then(
+              (context) => context.creditResult?.remaining,
+              (error: ApiKeyError) => error.code,
+            ),
+          );
+        }
+        down = false;
+        const after = (await service.authorize(key).catch((e: ApiKeyError) => e.code));
+        assert.deepEqual(
+          [codes, typeof after === "string" ? after : after.creditResult?.remaining],
+          onStoreError === "open"
+            ? [[1, 0, "api_key_usage_exceeded"], "api_key_usage_exceeded"]
+            : [Array(3).fill("api_key_rate_limit_unavailable"), 1],
+          onStoreError,
+        );
+      }
+    } finally {
+      console.warn = warn;
+    }
+  });
+
   it("a resolver's list changed in place is read again: a lowered limit applies at once, a bad edit is an error, a sharedBy edit moves the counter", async () => {
     const plans = {
       pro: [{ name: "plan", limit: 100, windowMs: 60_000 }] as Editable[],
