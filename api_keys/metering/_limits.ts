@@ -976,7 +976,13 @@ export class RequestLimits {
         throw new TypeError(`rateLimitResolver threw a ${errorNameOf(error)}`, { cause: error });
       }
       this.#resolverFailed(error);
-      return this.#unavailable(context);
+      // Under "open" the key's balances, which need no resolver, are spent or refuse as ever
+      // (with the route's own policies); the key's policies pass uncounted.
+      const plan = planOf(context);
+      if (plan.balances === undefined || this.#limiter.onStoreError !== "open") {
+        return this.#unavailable(context);
+      }
+      return this.#check(context, options, undefined, plan);
     }
     let base: Compiled | undefined;
     try {

@@ -701,7 +701,7 @@ describe("readUsage", () => {
         ["t", { from: new Date(NaN), to: new Date(T0), granularity: "hour" }, "from"],
         ["t", { from, to: "tomorrow", granularity: "hour" }, "to"],
         ["t", { from, to: from, granularity: "hour" }, "to"],
-        ["t", { from, to: new Date(T0 + 31 * 24 * HOUR + 1), granularity: "hour" }, "to"],
+        ["t", { from, to: new Date(T0 + 745 * HOUR + 1), granularity: "hour" }, "to"],
         ["t", { from, to: new Date(T0 + 367 * 24 * HOUR), granularity: "day" }, "to"],
         ["t", { from: new Date(-HOUR), to: from, granularity: "day" }, "from"],
       ] as const
