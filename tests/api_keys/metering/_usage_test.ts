@@ -516,14 +516,18 @@ describe("UsageRecorder", () => {
 });
 
 describe("UsageRecorder: a retried write is counted once", () => {
-  /** `inner` whose first `recordUsage` commits `delayMs` late (the others at once). */
   /** The rows of each `recordUsage` call `lateFirstWrite` passed on, in order. */
   const calls: number[] = [];
-  function lateFirstWrite(inner: InMemoryApiKeyStorage, delayMs: number) {
+  /**
+   * `inner` whose first `recordUsage` commits `delayMs` late (`"never"`: never settles; the others
+   * at once), without the `usageBatches` capability when `batches` is false.
+   */
+  function lateFirstWrite(inner: InMemoryApiKeyStorage, delayMs: number | "never", batches = true) {
     calls.length = 0;
     let late = true;
     return new Proxy(inner, {
       get(target, property, receiver) {
+        if (property === "usageBatches") return batches;
         if (property !== "recordUsage") {
           const value = Reflect.get(target, property, receiver);
           return typeof value === "function" ? value.bind(target) : value;
@@ -533,6 +537,7 @@ describe("UsageRecorder: a retried write is counted once", () => {
           const write = () => target.recordUsage(...args);
           if (!late) return write();
           late = false;
+          if (delayMs === "never") return new Promise(() => {});
           return new Promise((resolve) => setTimeout(resolve, delayMs)).then(write);
         };
       },
@@ -567,6 +572,42 @@ describe("UsageRecorder: a retried write is counted once", () => {
       hours.map((h) => [h.accepted, h.cost, h.refused.api_key_revoked]),
       [[12, 14, 1]],
     );
+  });
+  /** The stored accepted count of k1's hour at `T0`. */
+  const stored = async (inner: InMemoryApiKeyStorage) =>
+    (await inner.readUsage({ tenantId: "t1", from: new Date(T0), to: new Date(T0 + HOUR) }))[0]
+      ?.accepted;
+
+  it("a write given up that never settles (its connection gone) is sent again after lateWriteWaitMs: recording resumes", async () => {
+    const inner = new InMemoryApiKeyStorage();
+    const access = new StorageAccess(lateFirstWrite(inner, "never"), 50, "storage");
+    const usage = new UsageRecorder({
+      access: access.usage!,
+      clock: () => new Date(T0),
+      flushIntervalMs: HOUR,
+      maxPendingKeys: 100,
+      emitMetric: undefined,
+      lateWriteWaitMs: 200,
+    });
+    usage.accepted("k1", "t1", 1, T0);
+    assert.ok(await usage.flush() instanceof ApiKeyStorageError);
+    assert.match(String(await usage.flush()), /has not settled/);
+    await new Promise((resolve) => setTimeout(resolve, 250));
+    assert.equal(await usage.flush(), undefined, "sent again");
+    assert.deepEqual([calls, await stored(inner)], [[1, 1], 1]);
+    await usage.close();
+  });
+
+  it("close() just after a write was given up waits for it (at most storageTimeoutMs): one that lands is not sent again, even without usageBatches", async () => {
+    for (const batches of [true, false]) {
+      const inner = new InMemoryApiKeyStorage();
+      const access = new StorageAccess(lateFirstWrite(inner, 120, batches), 100, "storage");
+      const usage = recorder(access.usage!, { now: T0 });
+      usage.accepted("k1", "t1", 1, T0);
+      assert.ok(await usage.flush() instanceof ApiKeyStorageError, "given up at 100 ms");
+      await usage.close(); // the write lands 20 ms later
+      assert.deepEqual([calls, await stored(inner)], [[1], 1], `usageBatches: ${batches}`);
+    }
   });
 });
 
