@@ -13,7 +13,7 @@
  */
 import type { ApiKeyTaps } from "../../telemetry/_taps.ts";
 import { errorNameOf } from "../../telemetry/_error_name.ts";
-import type { UsageAccess } from "../storage/_access.ts";
+import type { Late, UsageAccess } from "../storage/_access.ts";
 import { fail, requireNonEmptyString, requireTenantId } from "../_input.ts";
 import { createDispatcher, type Dispatch, type Redact, warnOnce } from "../_sinks.ts";
 import { unref } from "../_unref.ts";
@@ -146,7 +146,18 @@ export interface UsageRecorderSettings {
   lateMs?: number;
   /** Hides keys in the recorder's warnings (the service's; default `redactApiKeys`). */
   redact?: Redact;
+  /** How long a write given up at its deadline is first waited for (default `LATE_WRITE_WAIT_MS`). */
+  lateWriteWaitMs?: number;
 }
+
+/**
+ * How long flushes first wait for a write given up at its deadline before sending its batch again
+ * (a write that never settles: its connection gone); doubled each time one is given up on, to
+ * `MAX_LATE_WRITE_WAIT_MS`, and reset by a write that lands. So a lock holding writes for good
+ * holds a connection more at most every wait, fewer and fewer, not one per flush.
+ */
+const LATE_WRITE_WAIT_MS = 60_000;
+const MAX_LATE_WRITE_WAIT_MS = 3_600_000;
 
 /** Receives one key's refusals of one UTC hour, by code (zeros left out). */
 export type RefusalSink = (
@@ -180,20 +191,13 @@ export class UsageRecorder {
    */
   #writing = false;
   /**
-   * A write given up at its deadline and still running in the storage (settles when it does): no
-   * other is sent meanwhile, as its retry would wait on it, each holding a pooled connection.
+   * A write given up at its deadline and still running in the storage (`settled` when it ends),
+   * since when (monotonic ms): no other is sent meanwhile, for `#lateWaitMs` at most, as its retry
+   * would wait on it, each holding a pooled connection.
    */
-  #lateWrite: Promise<void> | undefined;
-  /** Hears of a write given up at its deadline (see `#lateWrite`). */
-  readonly #late = {
-    answer: () => {},
-    pending: (settled: Promise<void>) => {
-      this.#lateWrite = settled;
-      void settled.then(() => {
-        if (this.#lateWrite === settled) this.#lateWrite = undefined;
-      });
-    },
-  };
+  #lateWrite: { settled: Promise<void>; since: number } | undefined;
+  /** How long the next write given up is waited for (see `LATE_WRITE_WAIT_MS`). */
+  #lateWaitMs: number;
   /** Refusals written, per key and hour, until their hour is past (`onRefusals`). */
   readonly #refusals = new Map<string, Pending>();
   /** Counts of unknown prefixes, never written. */
@@ -208,6 +212,7 @@ export class UsageRecorder {
   /** A recorder over `settings`; arms its timer on the first count. */
   constructor(settings: UsageRecorderSettings) {
     this.#s = settings;
+    this.#lateWaitMs = settings.lateWriteWaitMs ?? LATE_WRITE_WAIT_MS;
     this.#failed = warnOnce("usage flush (its counts are kept for the next one)", settings.redact);
     this.#dropped = warnOnce("usage recorder (rows dropped past maxPendingKeys)", settings.redact);
   }
@@ -305,6 +310,18 @@ export class UsageRecorder {
    */
   async close(): Promise<void> {
     this.#closed = true;
+    // A write given up at its deadline: waited for (a deadline more at most), then the last
+    // flush sends what did not land, whatever still runs.
+    const late = this.#lateWrite;
+    if (late !== undefined) {
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const waited = new Promise<void>((resolve) =>
+        timer = setTimeout(resolve, this.#s.access.timeoutMs)
+      );
+      await Promise.race([late.settled, waited]);
+      clearTimeout(timer);
+      this.#lateWrite = undefined;
+    }
     const error = await this.flush(true);
     if (error !== undefined) throw error;
   }
@@ -425,17 +442,14 @@ export class UsageRecorder {
       const batch = this.#batches[0];
       const traced = this.#s.taps?.span?.("api_key.usage.write", batch.rows.length);
       try {
-        if (this.#lateWrite !== undefined) {
-          throw new Error(
-            "a usage write given up at its deadline has not settled: not retried yet",
-          );
-        }
+        this.#awaitLateWrite();
         if (batch.rows.length > 0) {
           await this.#s.access.record(
             batch.rows.map((entry) => entry.toRow()),
             batch.id,
-            this.#late,
+            this.#lateOf(batch),
           );
+          this.#lateWaitMs = this.#s.lateWriteWaitMs ?? LATE_WRITE_WAIT_MS;
         }
         traced?.();
       } catch (error) {
@@ -444,11 +458,7 @@ export class UsageRecorder {
         this.#bound(); // the rows counted during the write, beside the failed ones
         return this.#failure(error, this.#batchedRows);
       }
-      // Rows dropped meanwhile (`#bound`) left this batch, never the list.
-      this.#batches.shift();
-      this.#batchedRows -= batch.rows.length;
-      if (batch.rows.length > 0) this.#emit("written", batch.rows.length);
-      if (this.#s.onRefusals !== undefined) this.#gatherRefusals(batch.rows);
+      this.#written(batch);
     }
     this.#writing = false;
     try {
@@ -464,6 +474,49 @@ export class UsageRecorder {
    * Reports a failed flush, `rows` kept for the next one: a `failed` metric, or without
    * `onMetric` one console warning. Returns `error`.
    */
+  /** `batch`, the first of `#batches`, landed: it leaves the list (rows `#bound` dropped already had). */
+  #written(batch: Batch): void {
+    this.#batches.shift();
+    this.#batchedRows -= batch.rows.length;
+    if (batch.rows.length > 0) this.#emit("written", batch.rows.length);
+    if (this.#s.onRefusals !== undefined) this.#gatherRefusals(batch.rows);
+  }
+
+  /**
+   * Throws while a write given up at its deadline still runs, for `#lateWaitMs` (never on the
+   * last flush of `close`); past it, gives it up (its batch is sent again: with `usageBatches`, its
+   * late commit counts once) and doubles the next wait.
+   */
+  #awaitLateWrite(): void {
+    const late = this.#lateWrite;
+    if (late === undefined) return;
+    if (performance.now() - late.since < this.#lateWaitMs) {
+      throw new Error("a usage write given up at its deadline has not settled: not retried yet");
+    }
+    this.#lateWrite = undefined;
+    this.#lateWaitMs = Math.min(2 * this.#lateWaitMs, MAX_LATE_WRITE_WAIT_MS);
+  }
+
+  /**
+   * Hears of `batch`'s write given up at its deadline: while it runs, `#lateWrite`; landing, the
+   * batch leaves the list unless a flush is sending it again (never sent twice, so never counted
+   * twice without `usageBatches`).
+   */
+  #lateOf(batch: Batch): Late<void> {
+    return {
+      answer: () => {
+        if (!this.#writing && this.#batches[0] === batch) this.#written(batch);
+      },
+      pending: (settled) => {
+        const late = { settled, since: performance.now() };
+        this.#lateWrite = late;
+        void settled.then(() => {
+          if (this.#lateWrite === late) this.#lateWrite = undefined;
+        });
+      },
+    };
+  }
+
   #failure(error: unknown, rows: number): unknown {
     this.#emit("failed", rows);
     if (this.#s.emitMetric === undefined) this.#failed(error);

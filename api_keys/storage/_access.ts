@@ -202,6 +202,8 @@ export interface RotationWaitAccess {
  * answer checked (see `ApiKeyStorage.recordUsage`).
  */
 export interface UsageAccess {
+  /** The storage deadline (`storageTimeoutMs`) each call runs under. */
+  readonly timeoutMs: number;
   /**
    * `recordUsage`, with `batchId` when the storage has `usageBatches`; `late` hears of a write
    * still running at the deadline (see `Late`).
@@ -543,6 +545,7 @@ export class StorageAccess {
       missing.push("usageBatches (a usage write retried after storageTimeoutMs may count twice)");
     }
     this.usage = recordUsage === undefined || readUsage === undefined ? undefined : {
+      timeoutMs: this.#timeoutMs,
       record: (rows, batchId, late) =>
         this.#call(
           "recordUsage",

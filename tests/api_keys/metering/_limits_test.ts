@@ -408,7 +408,7 @@ describe("rate limits in authorize", () => {
           );
         }
         down = false;
-        const after = (await service.authorize(key).catch((e: ApiKeyError) => e.code));
+        const after = await service.authorize(key).catch((e: ApiKeyError) => e.code);
         assert.deepEqual(
           [codes, typeof after === "string" ? after : after.creditResult?.remaining],
           onStoreError === "open"
