@@ -133,13 +133,14 @@ function bodyOf(request: AdminHttpRequest): Uint8Array | string | null | undefin
 }
 
 /**
- * A `Content-Type` the JSON body parsers read: `application/json` with well-formed parameters
- * (`name=token` or `name="quoted"`, as `content-type`, which body-parser uses, reads them). One
- * they refuse (`application/json; charset`) body-parser 1 leaves as `{}`, read or not: refused.
+ * A `Content-Type` every JSON body parser reads: `application/json` with parameters in the
+ * strictest grammar among them, body-parser 1's (media-typer 0.3: `; name=value`, spaces only
+ * after `;` and around `=`, none before `;`, no empty parameter). One it refuses
+ * (`application/json; charset`, a tab) body-parser 1 leaves as `{}`, read or not: refused.
  * (Quotes are escaped: the npm build's import scan reads them in a regular expression as strings.)
  */
 const JSON_BODY_TYPE =
-  /^[ \t]*application\/json[ \t]*(?:;[ \t]*[!#$%&\x27*+.^_\x60|~0-9a-z-]+[ \t]*=[ \t]*(?:[!#$%&\x27*+.^_\x60|~0-9a-z-]+|\x22(?:[\t \x21\x23-\x5b\x5d-\x7e\x80-\xff]|\\[\t \x21-\x7e\x80-\xff])*\x22)[ \t]*)*$/i;
+  /^application\/json(?:; *[!#$%&\x27*+.^_\x60|~0-9a-z-]+ *= *(?:[!#$%&\x27*+.^_\x60|~0-9a-z-]+|\x22(?:[ !\x23-\x5b\x5d-\x7e\x80-\xff]|\\[\x20-\x7e])*\x22) *)*$/i;
 
 /**
  * A Nest controller serving the admin routes of docs/settings-page.md below

@@ -241,8 +241,14 @@ for (const platform of PLATFORMS) {
         ["application/json", '{"grace":"none"}', 201],
         ["application/json; charset=utf-8", '{"grace":"none"}', 201],
         ['application/json;charset="utf-8"', '{"grace":"none"}', 201],
-        // A parameter with no value: a type body-parser refuses (Express 4's leaves {}).
+        ["application/json;charset=UTF-8", '{"grace":"none"}', 201],
+        ["application/json; charset = utf-8", '{"grace":"none"}', 201],
+        // Types body-parser 1 refuses (Express 4's leaves {}): a parameter with no value, a tab, a
+        // space before ";", an empty parameter.
         ["application/json; charset", '{"grace":"none"}', 400],
+        ["application/json;\tcharset=utf-8", '{"grace":"none"}', 400],
+        ["application/json ; charset=utf-8", '{"grace":"none"}', 400],
+        ["application/json;", '{"grace":"none"}', 400],
       ] as const;
       for (const [type, body, status] of cases) {
         const leaked = await service.create({
