@@ -851,7 +851,8 @@ export function createPostgresRateLimitStore(
             "default_transaction_read_only on): every check writes; connect it to the primary",
         );
       }
-      if (settings.isolation !== "read committed") {
+      // PostgreSQL runs read uncommitted as read committed.
+      if (settings.isolation !== "read committed" && settings.isolation !== "read uncommitted") {
         throw new TypeError(
           `the PostgreSQL rate-limit store's connection runs at ${settings.isolation} ` +
             "(default_transaction_isolation): its functions lock rows by read committed's rule, " +
