@@ -1294,6 +1294,19 @@ describe("createRateLimiter", () => {
     await assert.rejects(malformed.drainCreditChanges!(), TypeError);
   });
 
+  it("drainCreditChanges: a store's drain throwing synchronously rejects and leaves no drain pending", async () => {
+    const throwing: RateLimitStore = {
+      name: "redis",
+      checkBatch: failing.checkBatch,
+      drainCreditChanges() {
+        throw new Error("socket closed");
+      },
+    };
+    const limiter = createRateLimiter({ ...quiet, store: throwing, timeoutMs: 100 });
+    await assert.rejects(limiter.drainCreditChanges!(), /socket closed|did not answer/);
+    assert.equal(limiter.drainPending!(), false);
+  });
+
   it("drainCreditChanges: a late drain answered after a newer drain never brings back an older balance", async () => {
     const replies: { delayMs: number; balances: CreditBalance[] }[] = [];
     const store: RateLimitStore = {
