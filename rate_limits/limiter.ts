@@ -832,7 +832,13 @@ export function createRateLimiter(options: RateLimiterOptions = {}): RateLimiter
     const run = (deadline: number) => {
       sent = true;
       const drainCall = ++creditCalls;
-      return drainStore!.call(store, deadline).then((read) => keep(read, drainCall), (error) => {
+      let drained: Promise<readonly CreditBalance[]>;
+      try {
+        drained = drainStore!.call(store, deadline);
+      } catch (error) {
+        drained = Promise.reject(error); // settles as a rejection: no drain left pending
+      }
+      return drained.then((read) => keep(read, drainCall), (error) => {
         const read = (error as { drained?: unknown })?.drained;
         if (read !== undefined) partial = keep(read, drainCall);
         throw error;
