@@ -346,6 +346,25 @@ describe("<api-keys-manager> in headless Chromium", { skip }, () => {
     assert.ok(!(await inShadow<string>("r.innerHTML")).includes(secret), "gone once closed");
   });
 
+  test("reveal: closed while the element is out of the page (nothing to reopen in), the secret leaves the DOM", async () => {
+    fake.keys = [];
+    await open();
+    await waitForText(page, "No API keys yet.");
+    await createByKeyboard(page, "detached");
+    const secret = fake.secrets.at(-1)!;
+    const left = await page.evaluate(async (secret) => {
+      const element = document.querySelector("api-keys-manager")!;
+      const dialog = element.shadowRoot!.querySelector("dialog")!;
+      element.remove();
+      dialog.close();
+      await new Promise((resolve) => setTimeout(resolve, 100)); // its close event has run
+      const kept = element.shadowRoot!.innerHTML.includes(secret);
+      document.body.append(element);
+      return kept;
+    }, secret);
+    assert.equal(left, false);
+  });
+
   test("facts: expiry, times, usage per hour, credits, tenant pool; rotation marks the pair", async () => {
     const expires = new Date(Date.now() + 3 * DAY);
     fake.keys = [
