@@ -131,8 +131,8 @@ export class ApiKeysManagerElement extends HTMLElement {
     this.#dialog.addEventListener("close", () => {
       if (this.#dialog.open) return;
       // Chrome stops letting `cancel` be refused after a few Escapes in a row: a reveal not yet
-      // copied opens again, asking.
-      if (this.#mayClose && !this.#mayClose()) this.#dialog.showModal();
+      // copied opens again, asking (in the page only: out of it, nothing can show it).
+      if (this.isConnected && this.#mayClose && !this.#mayClose()) this.#dialog.showModal();
       else this.#close();
     });
     this.#shadow.append(
