@@ -551,6 +551,7 @@ describe("<api-keys-manager> in headless Chromium", { skip }, () => {
     const manager = page.locator("api-keys-manager");
     await manager.getByRole("button", { name: "Create key" }).click();
     await manager.getByLabel("Name", { exact: true }).fill("fresh");
+    await manager.locator("dialog input[type=checkbox]").first().check();
     // Drawing a row formats its dates: from now on that throws (the page reloads at the next test).
     await page.evaluate(() =>
       Object.defineProperty(Intl.DateTimeFormat.prototype, "format", {
@@ -584,6 +585,7 @@ describe("<api-keys-manager> in headless Chromium", { skip }, () => {
       const form = await shadowText(page, "dialog");
       assert.ok(form.includes("7 credits, shared by all your keys"), form);
       await manager.getByLabel("Name", { exact: true }).fill("pooled");
+      await manager.locator("dialog input[type=checkbox]").first().check();
       fake.failAll = 500; // the admin routes' own failure: no key made
       await manager.locator("dialog").getByRole("button", { name: "Create key" }).click();
       await waitForText(page, "The server had a problem", "dialog [role=alert]");
@@ -667,6 +669,7 @@ describe("<api-keys-manager> in headless Chromium", { skip }, () => {
         "90d",
       );
       await page.locator("api-keys-manager").getByLabel("Name", { exact: true }).fill("ip key");
+      await page.locator("api-keys-manager").locator("dialog input[type=checkbox]").first().check();
       await page.locator("api-keys-manager").getByLabel("IP allowlist").fill(
         "10.0.0.0/8\n192.0.2.1",
       );
@@ -679,7 +682,7 @@ describe("<api-keys-manager> in headless Chromium", { skip }, () => {
       assert.deepEqual(fake.requests.find((r) => r.method === "POST")!.body, {
         name: "ip key",
         environment: "test",
-        scopes: [],
+        scopes: ["orders:read"],
         expiresIn: "90d",
         allowedIpCidrs: ["10.0.0.0/8", "192.0.2.1"],
       });
@@ -852,6 +855,7 @@ describe("<api-keys-manager> in headless Chromium", { skip }, () => {
         const manager = page.locator("api-keys-manager");
         await manager.getByRole("button", { name: "Create key" }).click();
         await manager.getByLabel("Name", { exact: true }).fill("t");
+        await manager.locator("dialog input[type=checkbox]").first().check();
         await manager.locator("dialog").getByRole("button", { name: "Create key" }).click();
         await waitForText(page, "you will not see this again", "dialog");
         await manager.getByRole("button", { name: "Copy", exact: true }).click();
@@ -925,6 +929,7 @@ describe("<api-keys-manager> in headless Chromium", { skip }, () => {
         const manager = page.locator("api-keys-manager");
         await manager.getByRole("button", { name: "Create key" }).click();
         await manager.getByLabel("Name", { exact: true }).fill("unsaved");
+        await manager.locator("dialog input[type=checkbox]").first().check();
         await manager.locator("dialog").getByRole("button", { name: "Create key" }).click();
         await manager.getByRole("button", { name: "Copy", exact: true }).click();
         await waitForText(page, "Copy failed", "dialog [role=status]");
@@ -1511,6 +1516,7 @@ describe("<api-keys-manager> in headless Chromium", { skip }, () => {
       const manager = page.locator("api-keys-manager");
       await manager.getByRole("button", { name: "Create key" }).click();
       await manager.getByLabel("Name", { exact: true }).fill("fresh");
+      await manager.locator("dialog input[type=checkbox]").first().check();
       await manager.locator("dialog").getByRole("button", { name: "Create key" }).click();
       await waitForText(page, "you will not see this again", "dialog");
       const secret = fake.secrets.at(-1)!;
@@ -1998,6 +2004,7 @@ describe("<api-keys-manager> in headless Chromium", { skip }, () => {
         fake.requests = [];
         await manager.getByRole("button", { name: "Create key" }).click();
         await manager.getByLabel("Name", { exact: true }).fill(name);
+        await manager.locator("dialog input[type=checkbox]").first().check();
         await manager.locator("dialog").getByRole("button", { name: "Create key" }).click();
         await manager.getByRole("button", { name: "Copy", exact: true }).click();
         await manager.getByRole("button", { name: "Done" }).click();
@@ -2440,6 +2447,7 @@ describe("<api-keys-manager> in headless Chromium", { skip }, () => {
       const manager = page.locator("api-keys-manager");
       await manager.getByRole("button", { name: "Create key" }).click();
       await manager.getByLabel("Name", { exact: true }).fill("later");
+      await manager.locator("dialog input[type=checkbox]").first().check();
       await manager.locator("dialog").getByRole("button", { name: "Create key" }).click();
       await waitForText(
         page,
