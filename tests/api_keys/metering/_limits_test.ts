@@ -237,6 +237,16 @@ describe("rate limits in authorize", () => {
       () => routeRateLimitOf([{ ...BURST, sharedby: "tenant" }], undefined, "RateLimit"),
       /^TypeError: RateLimit: rate-limit policy "burst": unknown field `sharedby`/,
     );
+    // A cost on a route counting nothing would be recorded as usage and never charged.
+    assert.throws(
+      () => routeRateLimitOf(false, 5, "RateLimit"),
+      /^TypeError: RateLimit: a cost with rateLimits false is never charged/,
+    );
+    await assert.rejects(
+      service.authorize(key, { rateLimits: false, cost: 5 }),
+      /^TypeError: AuthorizeOptions: a cost with rateLimits false is never charged/,
+    );
+    assert.deepEqual(routeRateLimitOf(false, undefined, "RateLimit"), { rateLimits: false });
   });
 
   it("a stored policy with a field of its own (a record written by another version) still verifies, lists, rotates and lends its limits", async () => {

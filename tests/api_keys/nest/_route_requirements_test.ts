@@ -442,7 +442,6 @@ describe("routeRequirementsOf and unguardedRoutesLine", () => {
       RateLimit(),
       RateLimit("hourly"),
       RateLimit(undefined, { cost: 2 }),
-      RateLimit(false, { cost: 2 }),
     ];
     for (const limit of counted) {
       @SkipApiKey()
