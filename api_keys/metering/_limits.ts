@@ -572,9 +572,13 @@ function policyNames(names: readonly string[]): readonly string[] {
   return Object.freeze([...names]);
 }
 
+/** Why a cost is refused beside `rateLimits: false` (recorded as usage, it would never be charged). */
+export const UNCHARGED_COST =
+  "a cost with rateLimits false is never charged (usage would record it): drop one";
+
 /**
  * Validates a route's `rateLimits` (names, policies, or `false`: counts
- * nothing) and `cost` (0–`MAX_CREDITS`) where it is declared (a decorator, a
+ * nothing, with no `cost`) and `cost` (0–`MAX_CREDITS`) where it is declared (a decorator, a
  * route option); returns them frozen. Throws a `TypeError` starting with `who`.
  *
  * @example
@@ -595,6 +599,7 @@ export function routeRateLimitOf(
     }
     if (typeof rateLimits === "string") rateLimits = [rateLimits];
     if (rateLimits === false) {
+      if (cost !== undefined) throw new TypeError(UNCHARGED_COST);
       route.rateLimits = false;
     } else if (
       Array.isArray(rateLimits) && rateLimits.every((name) => typeof name === "string")
