@@ -101,6 +101,17 @@ describe("createLeakReportFetchHandler over HTTP (Deno.serve on Deno, @hono/node
     await assert.rejects(service.verify(key), { code: "api_key_revoked" });
   });
 
+  it("a request whose body something read first is a TypeError (a 500), never an empty report answered 202 that revokes nothing", async () => {
+    const handler = createLeakReportFetchHandler(publicReport);
+    const request = new Request("http://localhost/report", {
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+      body: "key=ak_live_x",
+    });
+    await request.text(); // a middleware read it
+    await assert.rejects(handler(request), /the request's body was already read/);
+  });
+
   it("refuses what is not a leaked-key handler", () => {
     assert.throws(
       () => createLeakReportFetchHandler((() => {}) as never),
