@@ -9,7 +9,9 @@ import { readBounded } from "./_bounded_body.ts";
 /**
  * Turns a leaked-key handler of `./api-keys` into a Fetch handler. The raw
  * body is read up to `maxBodyBytes + 1` bytes, so a larger one gets the
- * handler's own answer; an unreadable body is handled as empty.
+ * handler's own answer; a body failing mid-way is handled as empty, and one
+ * already read by other code (`bodyUsed`) rejects with a `TypeError` (a 500),
+ * as on Nest: an empty report would be answered and revoke nothing.
  *
  * @example
  * ```ts
@@ -47,6 +49,13 @@ export function createLeakReportFetchHandler(
   }
   const limit = handler.maxBodyBytes + 1;
   return async (request) => {
+    // Read first by other code (a middleware): an empty report would be answered and revoke nothing.
+    if (request.bodyUsed || request.body?.locked === true) {
+      throw new TypeError(
+        "createLeakReportFetchHandler: the request's body was already read; hand the handler " +
+          "the request unread",
+      );
+    }
     let body: Uint8Array;
     try {
       body = await readBounded(request.body, limit);
