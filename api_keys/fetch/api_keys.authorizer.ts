@@ -20,6 +20,7 @@ import {
   bugReporter,
   rateLimitHeaders,
   routeRateLimitOf,
+  UNCHARGED_COST,
 } from "../metering/_limits.ts";
 import type {
   ApiKeyContext,
@@ -304,6 +305,10 @@ function requirementsOf(
   }
   if (given.rateLimits !== undefined || given.cost !== undefined) {
     Object.assign(requirements, routeRateLimitOf(given.rateLimits, given.cost, who));
+  }
+  // A route's cost over the authorizer's `rateLimits: false` (or the reverse) is that pair too.
+  if (requirements.rateLimits === false && requirements.cost !== undefined) {
+    throw new TypeError(`${who}: ${UNCHARGED_COST}`);
   }
   return Object.freeze(requirements);
 }

@@ -171,13 +171,17 @@ describe("createApiKeyAuthorizer", () => {
       requiredScope: { resource: "orders", level: "read" },
       requiredEnvironment: "test",
       rateLimits: false,
-      cost: 1,
       clientIp: () => "127.0.0.1",
       onError: apiKeyErrorResponse,
       xRateLimitHeaders: false,
       log: () => {},
     });
     assert.equal((await every(get({ "x-api-key": key }), info())).tenantId, "t1");
+    // A route's cost over the authorizer's rateLimits false would be recorded, never charged.
+    assert.throws(
+      () => every.require({ cost: 1 }),
+      /a cost with rateLimits false is never charged/,
+    );
   });
 
   it("checks the IP allowlist against the client IP from the server's info", async () => {
