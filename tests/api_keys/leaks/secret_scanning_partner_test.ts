@@ -406,14 +406,46 @@ describe("secret-scanning partner handler", () => {
     assert.doesNotMatch(response.body, /db down/);
   });
 
-  it("answers 503 at the deadline", async () => {
+  it("tells the app of a report it could not process: onError gets the storage's error; without it one console warning (its name only), then silence", async () => {
+    const { storage } = spyStorage();
+    const failing = overrideStorage(storage, {
+      findByPrefix: () => Promise.reject(new Error("db down")),
+    });
+    const errors: unknown[] = [];
+    const told = await setup({ onError: (error) => void errors.push(error) }, { storage: failing });
+    assert.equal((await told.post([match(generateKey({ environment: "live" }).raw)])).status, 503);
+    assert.equal(errors.length, 1);
+    assert.match(String(errors[0]), /ApiKeyStorageError/);
+    const warned: string[] = [];
+    const warn = console.warn;
+    console.warn = (line: string) => void warned.push(line);
+    try {
+      const quiet = await setup({}, { storage: failing });
+      for (let i = 0; i < 2; i++) {
+        await quiet.post([match(generateKey({ environment: "live" }).raw)]);
+      }
+    } finally {
+      console.warn = warn;
+    }
+    const lines = warned.filter((line) => line.includes("secret scanning report"));
+    assert.equal(lines.length, 1, warned.join("\n"));
+    assert.match(lines[0], /failed \(ApiKeyStorageError\); further are not logged$/);
+    assert.doesNotMatch(lines[0], /db down/);
+  });
+
+  it("answers 503 at the deadline, and tells onError", async () => {
     const { storage } = spyStorage();
     const hanging = overrideStorage(storage, {
       findByPrefix: () => new Promise(() => {}),
     });
-    const { post } = await setup({ deadlineMs: 30 }, { storage: hanging, storageTimeoutMs: 60 });
+    const errors: unknown[] = [];
+    const { post } = await setup(
+      { deadlineMs: 30, onError: (error) => void errors.push(error) },
+      { storage: hanging, storageTimeoutMs: 60 },
+    );
     const response = await post([match(generateKey({ environment: "live" }).raw)]);
     assert.equal(response.status, 503);
+    assert.match(String(errors[0]), /1 of 1 token\(s\) not processed within deadlineMs \(30 ms\)/);
     await new Promise((resolve) => setTimeout(resolve, 80)); // let the storage deadline pass
   });
 
