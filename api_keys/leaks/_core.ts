@@ -6,7 +6,8 @@
  */
 import type { ApiKeyExposedEvent } from "../events.ts";
 import type { LeakedKeyHandlerOptions, LeakedKeyService, LeakReportResponse } from "./types.ts";
-import { createDispatcher, type Dispatch, type Redact } from "../_sinks.ts";
+import { createDispatcher, type Dispatch, failureLine, logLine, type Redact } from "../_sinks.ts";
+import { callDetached } from "../../telemetry/_detached.ts";
 import { serviceHooks } from "../_service_hooks.ts";
 import { checkedClock } from "../_input.ts";
 import type { ApiKeyEvent } from "../events.ts";
@@ -263,4 +264,23 @@ export function errorResponse(
 ): LeakReportResponse {
   const error = details === undefined ? { code, message } : { code, message, details };
   return jsonResponse(status, JSON.stringify({ success: false, statusCode: status, error }));
+}
+
+/**
+ * The failure sink of a leaked-key handler: `onError` (its throw or rejection ignored: nothing
+ * left to tell), else one console warning naming `what` and the error's name, then silence.
+ */
+export function failureReporter(
+  onError: ((error: unknown) => void) | undefined,
+  what: string,
+  redact: Redact,
+): (error: unknown) => void {
+  let warned = false;
+  return (error) => {
+    if (onError !== undefined) callDetached(onError, [error], () => {});
+    else if (!warned) {
+      warned = true;
+      logLine(console.warn, `${failureLine(what, error, redact)}; further are not logged`);
+    }
+  };
 }

@@ -8,14 +8,14 @@
 import {
   bodyBytes,
   compileLeakCore,
+  failureReporter,
   jsonResponse,
   optionalFunction,
   positiveInteger,
   revokeExposedKey,
 } from "./_core.ts";
 import { generateKey } from "../key_format.ts";
-import { createDispatcher, failureLine, logLine } from "../_sinks.ts";
-import { callDetached } from "../../telemetry/_detached.ts";
+import { createDispatcher } from "../_sinks.ts";
 import type {
   LeakedKeyHandlerOptions,
   LeakReportHandler,
@@ -172,18 +172,7 @@ export function createPublicRevocationHandler(
   const queue = new Set<string>();
   const counts = { received: 0, deduplicated: 0, dropped: 0 };
   let running: Promise<void> | undefined;
-  let warned = false;
-
-  const fail = (error: unknown): void => {
-    if (onError !== undefined) {
-      // The error handler's own throw or rejection: nothing left to tell.
-      callDetached(onError, [error], () => {});
-    } else if (!warned) {
-      warned = true;
-      const line = failureLine("a public revocation report", error, core.redact);
-      logLine(console.warn, `${line}; further are not logged`);
-    }
-  };
+  const fail = failureReporter(onError, "a public revocation report", core.redact);
 
   async function work(): Promise<void> {
     // A later task: the answer is on its way before any verification starts.

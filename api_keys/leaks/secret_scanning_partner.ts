@@ -13,7 +13,9 @@ import {
   compileLeakCore,
   errorResponse,
   type ExposureOutcome,
+  failureReporter,
   jsonResponse,
+  optionalFunction,
   positiveInteger,
   revokeExposedKey,
   timerMs,
@@ -60,6 +62,12 @@ export interface SecretScanningPartnerOptions extends LeakedKeyHandlerOptions {
    * 2147483647): past it the answer is 503 and GitHub retries (replays are safe).
    */
   deadlineMs?: number;
+  /**
+   * Receives why a report was answered 503 (a storage error, the deadline passed, the public
+   * keys unavailable; never key material): GitHub retries, but the key stays valid until one
+   * succeeds. Its own throw or rejection is ignored. Default: one console warning, then silence.
+   */
+  onError?: (error: unknown) => void;
 }
 
 /** One reported match, checked. */
@@ -203,6 +211,8 @@ export function createSecretScanningPartnerHandler(
   const maxBodyBytes = positiveInteger(options.maxBodyBytes, 1 << 20, `${label}.maxBodyBytes`);
   const concurrency = positiveInteger(options.concurrency, 8, `${label}.concurrency`);
   const deadlineMs = timerMs(options.deadlineMs, 25_000, `${label}.deadlineMs`);
+  optionalFunction(options.onError, `${label}.onError`);
+  const fail = failureReporter(options.onError, "a secret scanning report", core.redact);
 
   /** Verifies and revokes every match; null when one failed or the deadline passed. */
   async function processAll(matches: Match[]): Promise<ExposureOutcome[] | null> {
@@ -219,7 +229,8 @@ export function createSecretScanningPartnerHandler(
             ? await revokeExposedKey(core, token, source, url)
             : "unknown";
           done++;
-        } catch {
+        } catch (error) {
+          if (!stopped) fail(error); // the first failure of this report
           stopped = true;
         }
       }
@@ -229,6 +240,14 @@ export function createSecretScanningPartnerHandler(
     const deadline = new Promise<void>((resolve) => timer = setTimeout(resolve, deadlineMs));
     await Promise.race([Promise.all(workers), deadline]);
     clearTimeout(timer);
+    if (!stopped && done < matches.length) {
+      fail(
+        new Error(
+          `${matches.length - done} of ${matches.length} token(s) not processed within ` +
+            `deadlineMs (${deadlineMs} ms)`,
+        ),
+      );
+    }
     stopped = true;
     return done === matches.length ? outcomes : null;
   }
@@ -248,7 +267,8 @@ export function createSecretScanningPartnerHandler(
       let key: CryptoKey | null;
       try {
         key = await resolver.resolve(keyIdentifier);
-      } catch {
+      } catch (error) {
+        fail(error);
         return errorResponse(
           503,
           "secret_scanning_keys_unavailable",
