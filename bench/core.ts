@@ -112,6 +112,7 @@ function benchRecorder(): { usage: UsageRecorder; counts: FlushCounts } {
       },
     },
     {
+      timeoutMs: 5_000,
       record: () => new Promise((resolve) => setTimeout(resolve, 0)),
       read: () => Promise.resolve([]),
       readKeys: () => Promise.resolve([]),
