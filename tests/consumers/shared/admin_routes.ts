@@ -105,12 +105,16 @@ export function adminRoutesChecks(
     });
 
     it("a rotate body under a malformed JSON type (application/json; charset) is refused, never run with the defaults", async () => {
-      // body-parser 1 (Express 4) leaves it unparsed, as {}; later parsers read it.
+      // body-parser 1 (Express 4) leaves it unparsed, as {}; Fastify 4 refuses it itself (415);
+      // later parsers read it.
       const { status, answer, stillValid } = await rotate(
         "application/json; charset",
         '{"grace":"none"}',
       );
-      assert.deepEqual([status, answer.error?.details?.field, stillValid], [400, "body", true]);
+      assert.equal(stillValid, true, "not rotated");
+      if (status !== 415) {
+        assert.deepEqual([status, answer.error?.details?.field], [400, "body"]);
+      }
     });
 
     it("a rotate body under a malformed JSON type read by a middleware ahead of the parser (Express) is refused, never run with the defaults", async (t) => {
