@@ -16,11 +16,11 @@ import { serviceLog } from "../_service_hooks.ts";
 import { callDetached } from "../../telemetry/_detached.ts";
 import { isThenable, resolveClientIp } from "../ip_allowlist.ts";
 import {
+  assertChargedRoute,
   bugIdentity,
   bugReporter,
   rateLimitHeaders,
   routeRateLimitOf,
-  UNCHARGED_COST,
 } from "../metering/_limits.ts";
 import type {
   ApiKeyContext,
@@ -307,9 +307,7 @@ function requirementsOf(
     Object.assign(requirements, routeRateLimitOf(given.rateLimits, given.cost, who));
   }
   // A route's cost over the authorizer's `rateLimits: false` (or the reverse) is that pair too.
-  if (requirements.rateLimits === false && requirements.cost !== undefined) {
-    throw new TypeError(`${who}: ${UNCHARGED_COST}`);
-  }
+  assertChargedRoute(requirements, who);
   return Object.freeze(requirements);
 }
 

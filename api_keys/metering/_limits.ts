@@ -572,9 +572,20 @@ function policyNames(names: readonly string[]): readonly string[] {
   return Object.freeze([...names]);
 }
 
-/** Why a cost is refused beside `rateLimits: false` (recorded as usage, it would never be charged). */
-export const UNCHARGED_COST =
-  "a cost with rateLimits false is never charged (usage would record it): drop one";
+/**
+ * Throws a `TypeError` starting with `who` for a `cost` beside `rateLimits: false`: recorded as
+ * usage, it would never be charged.
+ */
+export function assertChargedRoute(
+  route: Pick<AuthorizeOptions, "rateLimits" | "cost">,
+  who: string,
+): void {
+  if (route.rateLimits === false && route.cost !== undefined) {
+    throw new TypeError(
+      `${who}: a cost with rateLimits false is never charged (usage would record it): drop one`,
+    );
+  }
+}
 
 /**
  * Validates a route's `rateLimits` (names, policies, or `false`: counts
@@ -599,7 +610,6 @@ export function routeRateLimitOf(
     }
     if (typeof rateLimits === "string") rateLimits = [rateLimits];
     if (rateLimits === false) {
-      if (cost !== undefined) throw new TypeError(UNCHARGED_COST);
       route.rateLimits = false;
     } else if (
       Array.isArray(rateLimits) && rateLimits.every((name) => typeof name === "string")
@@ -612,6 +622,7 @@ export function routeRateLimitOf(
   } catch (error) {
     throw new TypeError(`${who}: ${(error as Error).message}`);
   }
+  assertChargedRoute(route, who);
   return Object.freeze(route);
 }
 

@@ -196,7 +196,8 @@ export class UsageRecorder {
    * would wait on it, each holding a pooled connection.
    */
   #lateWrite: { settled: Promise<void>; since: number } | undefined;
-  /** How long the next write given up is waited for (see `LATE_WRITE_WAIT_MS`). */
+  /** How long the first write given up is waited for, and the next one (see `LATE_WRITE_WAIT_MS`). */
+  readonly #firstLateWaitMs: number;
   #lateWaitMs: number;
   /** Refusals written, per key and hour, until their hour is past (`onRefusals`). */
   readonly #refusals = new Map<string, Pending>();
@@ -212,7 +213,7 @@ export class UsageRecorder {
   /** A recorder over `settings`; arms its timer on the first count. */
   constructor(settings: UsageRecorderSettings) {
     this.#s = settings;
-    this.#lateWaitMs = settings.lateWriteWaitMs ?? LATE_WRITE_WAIT_MS;
+    this.#lateWaitMs = this.#firstLateWaitMs = settings.lateWriteWaitMs ?? LATE_WRITE_WAIT_MS;
     this.#failed = warnOnce("usage flush (its counts are kept for the next one)", settings.redact);
     this.#dropped = warnOnce("usage recorder (rows dropped past maxPendingKeys)", settings.redact);
   }
@@ -449,7 +450,7 @@ export class UsageRecorder {
             batch.id,
             this.#lateOf(batch),
           );
-          this.#lateWaitMs = this.#s.lateWriteWaitMs ?? LATE_WRITE_WAIT_MS;
+          this.#lateWaitMs = this.#firstLateWaitMs;
         }
         traced?.();
       } catch (error) {
@@ -470,10 +471,6 @@ export class UsageRecorder {
     return undefined;
   }
 
-  /**
-   * Reports a failed flush, `rows` kept for the next one: a `failed` metric, or without
-   * `onMetric` one console warning. Returns `error`.
-   */
   /** `batch`, the first of `#batches`, landed: it leaves the list (rows `#bound` dropped already had). */
   #written(batch: Batch): void {
     this.#batches.shift();
@@ -483,8 +480,8 @@ export class UsageRecorder {
   }
 
   /**
-   * Throws while a write given up at its deadline still runs, for `#lateWaitMs` (never on the
-   * last flush of `close`); past it, gives it up (its batch is sent again: with `usageBatches`, its
+   * Throws while a write given up at its deadline still runs, for `#lateWaitMs` (`close` waits
+   * for it apart, then clears it); past it, gives it up (its batch is sent again: with `usageBatches`, its
    * late commit counts once) and doubles the next wait.
    */
   #awaitLateWrite(): void {
@@ -517,6 +514,10 @@ export class UsageRecorder {
     };
   }
 
+  /**
+   * Reports a failed flush, `rows` kept for the next one: a `failed` metric, or without
+   * `onMetric` one console warning. Returns `error`.
+   */
   #failure(error: unknown, rows: number): unknown {
     this.#emit("failed", rows);
     if (this.#s.emitMetric === undefined) this.#failed(error);

@@ -23,7 +23,7 @@ import { CURRENT_HASH_SCHEME } from "../hasher.ts";
 import { isRetired } from "./_legacy.ts";
 import { assertScopeLevel, scopeSatisfies } from "../scopes.ts";
 import type { Settings } from "../_settings.ts";
-import { emptiedBalances, storedRateLimits, UNCHARGED_COST } from "../metering/_limits.ts";
+import { assertChargedRoute, emptiedBalances, storedRateLimits } from "../metering/_limits.ts";
 import { assertCost } from "../metering/_count.ts";
 import { assertKnownFields } from "../../telemetry/_known_fields.ts";
 import { errorNameOf } from "../../telemetry/_error_name.ts";
@@ -154,10 +154,8 @@ const AUTHORIZE_OPTIONS: readonly string[] = Object.keys(
 function assertOptions(options: AuthorizeOptions): void {
   if (options === NO_OPTIONS) return;
   assertKnownFields(options, AUTHORIZE_OPTIONS, "AuthorizeOptions", "option");
-  if (options.cost !== undefined) {
-    assertCost(options.cost, "AuthorizeOptions.cost");
-    if (options.rateLimits === false) throw new TypeError(`AuthorizeOptions: ${UNCHARGED_COST}`);
-  }
+  if (options.cost !== undefined) assertCost(options.cost, "AuthorizeOptions.cost");
+  assertChargedRoute(options, "AuthorizeOptions");
   if (options.requiredScope !== undefined) {
     assertScopeLevel(options.requiredScope.level, "AuthorizeOptions.requiredScope.level");
   }

@@ -810,21 +810,8 @@ describe("a credit store that hangs", () => {
 describe("the credit write-back", () => {
   it("drains through the limiter's door: a drain answered late is given up after timeoutMs and its balances are written back by the next pass", async () => {
     const storage = new InMemoryApiKeyStorage();
-    const memory = createMemoryRateLimitStore();
-    let drained: CreditBalance[] = [];
-    let delayMs = 0;
-    const draining: RateLimitStore = {
-      name: "draining",
-      checkBatch: (checks) => memory.checkBatch(checks),
-      changeCredits: (c, change, deadline) => memory.changeCredits(c, change, deadline),
-      readCredits: (counters) => memory.readCredits(counters),
-      async drainCreditChanges() {
-        const answer = drained;
-        drained = []; // draining clears what it returns
-        await new Promise((resolve) => setTimeout(resolve, delayMs));
-        return answer;
-      },
-    };
+    const queue: DrainQueue = { balances: [] };
+    const draining = drainingStore(queue, createMemoryRateLimitStore());
     const limiter = createRateLimiter({ store: draining, timeoutMs: 100, logger: () => {} });
     const { service } = makeService({ storage, limiter, persistIntervalMs: 3_600_000 });
     const { id } = await service.create({
@@ -835,14 +822,14 @@ describe("the credit write-back", () => {
     });
     const credits = (await storage.findById(id))!.credits!;
     const at = Date.now() + 1_000;
-    drained = [{ subject: creditSubjectOf(id, credits), name: "credits", remaining: 4, at }];
-    delayMs = 1_000;
+    queue.balances = [{ subject: creditSubjectOf(id, credits), name: "credits", remaining: 4, at }];
+    queue.delayMs = 1_000;
     const started = performance.now();
     await assert.rejects(service.close(), /did not answer drainCreditChanges within 100 ms/);
     assert.ok(performance.now() - started < 900, "the drain was given up at the deadline");
     assert.equal((await storage.findById(id))!.credits!.remaining, 9);
     await new Promise((resolve) => setTimeout(resolve, 1_100));
-    delayMs = 0;
+    queue.delayMs = 0;
     await service.close();
     assert.deepEqual(
       [
@@ -854,20 +841,8 @@ describe("the credit write-back", () => {
   });
   it("a drain answered late keeps a hashed (long) tenant id's subject known until it is answered: passes succeeding meanwhile forget nothing, its pool is written back", async () => {
     const storage = new InMemoryApiKeyStorage();
-    const memory = createMemoryRateLimitStore();
-    /** What each drain call answers, and after how long (ms), in call order. */
-    const drains: { answer: CreditBalance[]; delayMs: number }[] = [];
-    const draining: RateLimitStore = {
-      name: "draining",
-      checkBatch: (checks) => memory.checkBatch(checks),
-      changeCredits: (c, change, deadline) => memory.changeCredits(c, change, deadline),
-      readCredits: (counters) => memory.readCredits(counters),
-      async drainCreditChanges() {
-        const { answer, delayMs } = drains.shift() ?? { answer: [], delayMs: 0 };
-        await new Promise((resolve) => setTimeout(resolve, delayMs));
-        return answer;
-      },
-    };
+    const queue: DrainQueue = { balances: [] };
+    const draining = drainingStore(queue, createMemoryRateLimitStore());
     const limiter = createRateLimiter({ store: draining, timeoutMs: 100, logger: () => {} });
     const { service } = makeService({ storage, limiter, persistIntervalMs: 3_600_000 });
     const tenantId = "t".repeat(250);
@@ -881,8 +856,12 @@ describe("the credit write-back", () => {
     const subject = counterSubjectOf("tenant", tenantId);
     assert.match(subject, /^tenant#/);
     const at = Date.now() + 1_000;
-    drains.push({ answer: [{ subject, name: "credits", remaining: 8, at }], delayMs: 1_000 });
+    Object.assign(queue, {
+      balances: [{ subject, name: "credits", remaining: 8, at }],
+      delayMs: 1_000,
+    });
     await assert.rejects(service.close(), /did not answer drainCreditChanges within 100 ms/);
+    queue.delayMs = 0;
     await service.close(); // a pass succeeding while the late drain is pending
     await service.close();
     await new Promise((resolve) => setTimeout(resolve, 1_100)); // the late drain answers
@@ -936,12 +915,18 @@ describe("the credit write-back", () => {
   });
 });
 
+/** What a `drainingStore`'s next drain answers, after `delayMs` (default at once). */
+interface DrainQueue {
+  balances: CreditBalance[];
+  delayMs?: number;
+}
+
 /**
  * A store draining (`drainCreditChanges`) `queue.balances`, then none till
  * given others; its credits are `memory`'s (without: it answers no check).
  */
 function drainingStore(
-  queue: { balances: CreditBalance[] },
+  queue: DrainQueue,
   memory?: RateLimitStore,
 ): RateLimitStore {
   return {
@@ -952,10 +937,11 @@ function drainingStore(
       readCredits: (counters) => memory.readCredits!(counters),
       anchorsCredits: true,
     }),
-    drainCreditChanges() {
+    async drainCreditChanges() {
       const answer = queue.balances;
-      queue.balances = [];
-      return Promise.resolve(answer);
+      queue.balances = []; // draining clears what it returns
+      if (queue.delayMs) await new Promise((resolve) => setTimeout(resolve, queue.delayMs));
+      return answer;
     },
   };
 }
