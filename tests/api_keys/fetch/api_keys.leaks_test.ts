@@ -77,6 +77,31 @@ describe("createLeakReportFetchHandler over HTTP (Deno.serve on Deno, @hono/node
     assert.equal(response.body.error.code, "secret_scanning_payload_too_large");
   });
 
+  it("refuses a partner report without signature headers before reading its body", async () => {
+    let pulled = 0;
+    const body = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        pulled++;
+        controller.enqueue(new Uint8Array(1_024));
+      },
+    });
+    const handler = createLeakReportFetchHandler(createSecretScanningPartnerHandler({
+      service,
+      publicKeys: [{ key_identifier: signer.keyIdentifier, key: signer.pem }],
+    }));
+    const request = new Request("http://localhost/partner", {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body,
+      duplex: "half",
+    } as RequestInit);
+    const response = await handler(request);
+    assert.equal(response.status, 401);
+    assert.equal((await response.json()).error.code, "secret_scanning_signature_invalid");
+    assert.equal(request.bodyUsed, false);
+    assert.equal(pulled <= 1, true); // a stream may pull once as it is made; never read on
+  });
+
   it("answers the public report with the fixed 202 and revokes afterwards", async () => {
     const { key } = await service.create({ tenantId: "t1", name: "k", scopes: READ_ORDERS });
     seen = [];

@@ -286,8 +286,14 @@ describe("secret-scanning partner handler", () => {
 
   it("bounds the request: body size, token count, payload shape", async () => {
     const { post, handle } = await setup({ maxBodyBytes: 8_192, maxTokens: 3 });
-    const tooBig = await handle({ body: "x".repeat(8_193), headers: () => undefined });
+    const signed = (name: string) => name.startsWith("github-public-key-") ? "x" : undefined;
+    const tooBig = await handle({ body: "x".repeat(8_193), headers: signed });
     assert.equal(tooBig.status, 413);
+    // Unsigned: refused by its headers before its body counts (a binding need not read it).
+    const unsigned = await handle({ body: "x".repeat(8_193), headers: () => undefined });
+    assert.equal(unsigned.status, 401);
+    assert.equal(handle.refuse?.(() => undefined)?.status, 401);
+    assert.equal(handle.refuse?.(signed), undefined);
     const tooMany = await post([match("a"), match("b"), match("c"), match("d")]);
     assert.equal(tooMany.status, 413);
     assert.equal(JSON.parse(tooMany.body).error.code, "secret_scanning_payload_too_large");
