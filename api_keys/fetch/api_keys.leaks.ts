@@ -3,12 +3,13 @@
  *
  * @module
  */
-import type { LeakReportHandler, LeakReportRequest } from "../leaks/types.ts";
+import type { LeakReportHandler, LeakReportResponse } from "../leaks/types.ts";
 import { readBounded } from "./_bounded_body.ts";
 
 /**
- * Turns a leaked-key handler of `./api-keys` into a Fetch handler. The raw
- * body is read up to `maxBodyBytes + 1` bytes, so a larger one gets the
+ * Turns a leaked-key handler of `./api-keys` into a Fetch handler. A request
+ * its headers refuse (the partner handler's, unsigned) is answered unread;
+ * otherwise the raw body is read up to `maxBodyBytes + 1` bytes, so a larger one gets the
  * handler's own answer; a body failing mid-way is handled as empty, and one
  * already read by other code (`bodyUsed`) rejects with a `TypeError` (a 500),
  * as on Nest: an empty report would be answered and revoke nothing.
@@ -48,7 +49,12 @@ export function createLeakReportFetchHandler(
     throw new TypeError("createLeakReportFetchHandler needs a leaked-key handler");
   }
   const limit = handler.maxBodyBytes + 1;
+  const respond = ({ status, headers, body }: LeakReportResponse) =>
+    new Response(body, { status, headers });
   return async (request) => {
+    const headers = (name: string) => request.headers.get(name);
+    const refused = handler.refuse?.(headers);
+    if (refused !== undefined) return respond(refused);
     // Read first by other code (a middleware): an empty report would be answered and revoke nothing.
     if (request.bodyUsed || request.body?.locked === true) {
       throw new TypeError(
@@ -62,8 +68,6 @@ export function createLeakReportFetchHandler(
     } catch {
       body = new Uint8Array(0);
     }
-    const report: LeakReportRequest = { body, headers: (name) => request.headers.get(name) };
-    const { status, headers, body: text } = await handler(report);
-    return new Response(text, { status, headers });
+    return respond(await handler({ body, headers }));
   };
 }

@@ -148,18 +148,19 @@ async function sha256Hex(text: string): Promise<string> {
 /**
  * Builds the handler of GitHub's secret-scanning partner requests:
  *
- * 1. a body over `maxBodyBytes` is 413;
- * 2. the `Github-Public-Key-Signature` (base64 DER ECDSA P-256 / SHA-256 over
- *    the raw body) must verify with the key named by
- *    `Github-Public-Key-Identifier`, else 401 (503 when the keys cannot be
- *    fetched);
- * 3. the body must be `[{ token, type?, url?, source? }]`, each `token` a
+ * 1. without the `Github-Public-Key-Identifier` and `Github-Public-Key-Signature`
+ *    headers it is 401, before the body is read (`refuse`);
+ * 2. a body over `maxBodyBytes` is 413;
+ * 3. the signature (base64 DER ECDSA P-256 / SHA-256 over the raw body) must
+ *    verify with the key named by the identifier, else 401 (503 when the keys
+ *    cannot be fetched);
+ * 4. the body must be `[{ token, type?, url?, source? }]`, each `token` a
  *    string (else 400; an odd `type`, `url` or `source` is bounded, see
  *    `parseMatches`), with at most `maxTokens` entries (else 413);
- * 4. each distinct token that is a key of the service (checksum checked
+ * 5. each distinct token that is a key of the service (checksum checked
  *    offline) is verified; one that verifies emits `api_key.exposed` and is
  *    revoked. A storage failure or the deadline gives 503;
- * 5. 200 with the feedback array, or `[]` when feedback is off.
+ * 6. 200 with the feedback array, or `[]` when feedback is off.
  *
  * A replay revokes and reports nothing again. Throws a `TypeError` naming a bad option.
  *
@@ -252,34 +253,39 @@ export function createSecretScanningPartnerHandler(
     return done === matches.length ? outcomes : null;
   }
 
+  const unsigned = () =>
+    errorResponse(401, "secret_scanning_signature_invalid", "Signature is invalid");
+  /** The signature headers, or `undefined` when one is missing (or the identifier too long). */
+  const signatureOf = (headers: LeakReportRequest["headers"]) => {
+    const keyIdentifier = headers(IDENTIFIER_HEADER);
+    const signature = headers(SIGNATURE_HEADER);
+    return typeof keyIdentifier === "string" &&
+        keyIdentifier.length <= MAX_KEY_IDENTIFIER_LENGTH && typeof signature === "string"
+      ? { keyIdentifier, signature }
+      : undefined;
+  };
+  const refuse = (headers: LeakReportRequest["headers"]) =>
+    signatureOf(headers) === undefined ? unsigned() : undefined;
+
   const handler = async (request: LeakReportRequest): Promise<LeakReportResponse> => {
+    const signed = signatureOf(request.headers);
+    if (signed === undefined) return unsigned();
     const body = bodyBytes(request.body, maxBodyBytes);
     if (body === null) {
       return errorResponse(413, "secret_scanning_payload_too_large", "Payload too large");
     }
-    const keyIdentifier = request.headers(IDENTIFIER_HEADER);
-    const signature = request.headers(SIGNATURE_HEADER);
-    let verified = false;
-    if (
-      typeof keyIdentifier === "string" && keyIdentifier.length <= MAX_KEY_IDENTIFIER_LENGTH &&
-      typeof signature === "string"
-    ) {
-      let key: CryptoKey | null;
-      try {
-        key = await resolver.resolve(keyIdentifier);
-      } catch (error) {
-        fail(error);
-        return errorResponse(
-          503,
-          "secret_scanning_keys_unavailable",
-          "Signature keys are unavailable; retry later",
-        );
-      }
-      verified = key !== null && await verifyDerSignature(key, signature, body);
+    let key: CryptoKey | null;
+    try {
+      key = await resolver.resolve(signed.keyIdentifier);
+    } catch (error) {
+      fail(error);
+      return errorResponse(
+        503,
+        "secret_scanning_keys_unavailable",
+        "Signature keys are unavailable; retry later",
+      );
     }
-    if (!verified) {
-      return errorResponse(401, "secret_scanning_signature_invalid", "Signature is invalid");
-    }
+    if (key === null || !await verifyDerSignature(key, signed.signature, body)) return unsigned();
     const matches = parseMatches(body, maxTokens);
     if (matches === null) {
       return errorResponse(400, "secret_scanning_payload_invalid", "Payload is invalid");
@@ -307,5 +313,5 @@ export function createSecretScanningPartnerHandler(
     })));
     return jsonResponse(200, JSON.stringify(entries));
   };
-  return Object.assign(handler, { maxBodyBytes });
+  return Object.assign(handler, { maxBodyBytes, refuse });
 }

@@ -40,6 +40,13 @@ export interface LeakReportHandler {
   (request: LeakReportRequest): Promise<LeakReportResponse>;
   /** Largest body the handler reads, in bytes. */
   readonly maxBodyBytes: number;
+  /**
+   * The answer to a request its headers alone refuse (the partner handler's
+   * 401 without signature headers), else `undefined`: a binding asks before
+   * reading the body, so an unsigned request costs no read. The handler
+   * answers the same itself.
+   */
+  readonly refuse?: (headers: LeakReportRequest["headers"]) => LeakReportResponse | undefined;
 }
 
 /**
