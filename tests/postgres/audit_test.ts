@@ -262,6 +262,47 @@ if (databaseReady("the audit log on PostgreSQL", unavailable)) {
       assert.equal(problem(await verify(tenantId)), "edited 3");
     });
 
+    it("through the service: a row edited into a form no writer makes (a hash in upper case, a prev_hash with a space, at infinity, the head's hash in upper case) is named edited, never a storage outage; the automatic checkpoint logs the chain broken", async () => {
+      const service = auditedService({ audit: { checkpointKey: SECRET, checkpointEvery: 1 } });
+      const scopes = [{ resource: "orders", level: "read" as const }];
+      const edits = [
+        ["api_key_audit", "hash = upper(hash)", "edited 2"],
+        ["api_key_audit", "prev_hash = prev_hash || ' '", "edited 2"],
+        ["api_key_audit", "at = 'infinity'", "edited 2"],
+        ["api_key_audit_heads", "hash = upper(hash)", "edited 3"],
+      ];
+      const logged: string[] = [];
+      const { error, warn } = console;
+      console.error = console.warn = (line: string) => void logged.push(line);
+      try {
+        for (const [table, set, named] of edits) {
+          const tenantId = await chainOf(3);
+          await sql(
+            `UPDATE ${table} SET ${set} WHERE tenant_id = $1${table === "api_key_audit" ? " AND seq = 2" : ""}`,
+            tenantId,
+          );
+          assert.equal(problem(await service.verifyAuditLog(tenantId)), named, set);
+          await assert.rejects(service.auditCheckpoint(tenantId), { name: "AuditChainError" }, set);
+          const page = service.auditLog(tenantId, { limit: 5 });
+          if (set.startsWith("at")) {
+            // The record cannot be shown: the page names it, as verify does.
+            await assert.rejects(page, {
+              name: "AuditChainError",
+              message: /seq 2 \(edited: the record's time cannot be read\)/,
+            });
+          } else assert.equal((await page).records.length, 3, set);
+          logged.length = 0;
+          await service.create({ tenantId, name: "k4", scopes }); // its record: a checkpoint
+          await service.close(); // waits for it
+          assert.ok(logged.some((line) => line.includes("found the chain broken")), set);
+          assert.ok(!logged.some((line) => line.includes("audit failed")), set);
+        }
+      } finally {
+        Object.assign(console, { error, warn });
+        await service.close();
+      }
+    });
+
     it("through the service: appends during a verify of several pages raise no alarm; a row past the head is inserted", async () => {
       const service = auditedService({
         audit: { checkpointKey: SECRET, checkpointEvery: 100_000 },
