@@ -100,7 +100,9 @@ function setBounded<T>(map: Map<string, T>, tenantId: string, value: T): void {
  * The refusal to sign over a chain that does not verify: an `Error` named
  * `AuditChainError` saying the first record found and how (never a secret).
  */
-function chainError(answer: Extract<AuditVerification, { ok: false }>): Error {
+function chainError(
+  answer: Pick<Extract<AuditVerification, { ok: false }>, "seq" | "problem" | "detail">,
+): Error {
   const error = new Error(
     `the audit chain does not verify at seq ${answer.seq} (${answer.problem}: ${answer.detail})`,
   );
@@ -124,13 +126,29 @@ function logBrokenChain(tenantId: string, error: Error, redact: Redact): void {
   );
 }
 
-/** A stored record as the service answers it (a body that is not an entry throws). */
+/**
+ * A stored record as the service answers it. One no writer makes (a body that is not an entry, a
+ * time that cannot be read: edited in the database) throws an `AuditChainError` naming it, as
+ * verification does.
+ */
 export function toAuditRecord(stored: StoredAuditRecord): AuditRecord {
-  const entry = JSON.parse(stored.body) as AuditEntry;
+  const { seq } = stored;
+  let entry: AuditEntry | undefined;
+  try {
+    entry = JSON.parse(stored.body);
+  } catch {
+    // named below
+  }
+  if (typeof entry !== "object" || entry === null || Array.isArray(entry)) {
+    throw chainError({ seq, problem: "edited", detail: "the record's body cannot be read" });
+  }
+  if (Number.isNaN(stored.at.getTime())) {
+    throw chainError({ seq, problem: "edited", detail: "the record's time cannot be read" });
+  }
   return {
     ...entry,
     tenantId: stored.tenantId,
-    seq: stored.seq,
+    seq,
     at: stored.at.toISOString(),
     prevHash: stored.prevHash,
     hash: stored.hash,

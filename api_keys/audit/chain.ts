@@ -503,8 +503,9 @@ export async function* verifiedAuditRecords(
     detail,
     checked,
   });
+  /** `r`'s hash at `at`; `null` (no hash matches) for a time no writer makes (an invalid `Date`). */
   const hashOf = (r: StoredAuditRecord, at: number) =>
-    auditHash(r.prevHash, tenantId, at, r.at, r.body);
+    Number.isNaN(r.at.getTime()) ? null : auditHash(r.prevHash, tenantId, at, r.at, r.body);
   // A head before the anchor: no prune leaves one (it keeps the head's record).
   if (head !== null && head.seq < seq) {
     return broken("edited", head.seq, `the chain's head lies before its anchor ${seq}`);

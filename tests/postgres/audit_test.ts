@@ -278,7 +278,9 @@ if (databaseReady("the audit log on PostgreSQL", unavailable)) {
         for (const [table, set, named] of edits) {
           const tenantId = await chainOf(3);
           await sql(
-            `UPDATE ${table} SET ${set} WHERE tenant_id = $1${table === "api_key_audit" ? " AND seq = 2" : ""}`,
+            `UPDATE ${table} SET ${set} WHERE tenant_id = $1${
+              table === "api_key_audit" ? " AND seq = 2" : ""
+            }`,
             tenantId,
           );
           assert.equal(problem(await service.verifyAuditLog(tenantId)), named, set);

@@ -239,6 +239,22 @@ describe("api_keys/audit/_log.ts", () => {
     });
     assert.equal(record.at, "1970-01-01T00:00:00.000Z");
     assert.equal(record.action, "key.created");
+    // A record no writer makes (edited in the database) is named, as verification does.
+    const stored = { tenantId: "t", seq: 2, at: new Date(0), body: "{}", prevHash: "p", hash: "h" };
+    for (
+      const [odd, detail] of [
+        [{ at: new Date(Number.NaN) }, "time"],
+        [{ body: "not json" }, "body"],
+        [{ body: "[1]" }, "body"],
+        [{ body: "null" }, "body"],
+      ] as const
+    ) {
+      assert.throws(() => toAuditRecord({ ...stored, ...odd }), {
+        name: "AuditChainError",
+        message:
+          `the audit chain does not verify at seq 2 (edited: the record's ${detail} cannot be read)`,
+      });
+    }
   });
 
   it("refuses the option over a storage without the capability; names where records go", () => {

@@ -148,6 +148,23 @@ describe("api_keys/audit/chain.ts", () => {
     assert.equal(!answer.ok && answer.seq, 3);
   });
 
+  it("names a record whose time no writer makes (an invalid Date) or whose hash is any text edited", async () => {
+    for (
+      const odd of [{ at: new Date(Number.NaN) }, { hash: "" }, { hash: "A".repeat(64) }, {
+        prevHash: " ",
+      }]
+    ) {
+      const records = await chain(3);
+      records[1] = { ...records[1], ...odd };
+      const answer = await verifyAuditChain(records, { tenantId: "t1" });
+      assert.equal(
+        !answer.ok && `${answer.problem} ${answer.seq}`,
+        "edited 2",
+        JSON.stringify(odd),
+      );
+    }
+  });
+
   it("names a record edited with its hash recomputed (the next one no longer links)", async () => {
     const records = await chain(5);
     const body = records[1].body.replace("k2", "k9");

@@ -291,7 +291,7 @@ describe("StorageAccess", () => {
     assert.equal((await rejection(read)).operation, "readAudit");
   });
 
-  it("readAudit: a record outside the query (seq at or before afterSeq, at or past beforeSeq, written outside from and to) or a chain state out of shape (anchor before 1, hashes not 64 lowercase hex) is a storage error", async () => {
+  it("readAudit: a record outside the query (seq at or before afterSeq, at or past beforeSeq, written outside from and to) or a chain state out of shape (anchor before 1, a hash not text) is a storage error; a hash or time no writer makes is answered", async () => {
     const HASH = "1".repeat(64);
     const STATE = { head: { seq: 9, hash: HASH }, anchor: { seq: 1, prevHash: "0".repeat(64) } };
     const record = (seq: number, atMs = 1_000) => ({
@@ -346,18 +346,28 @@ describe("StorageAccess", () => {
       ],
       Array(6).fill("readAudit"),
     );
-    // The chain's state: an anchor at 1 or later, hashes of 64 lowercase hex digits.
+    // The chain's state: an anchor at 1 or later, hashes of text.
     const states = [
       { ...STATE, anchor: { seq: 0, prevHash: "0".repeat(64) } },
       { ...STATE, anchor: { seq: -5, prevHash: "0".repeat(64) } },
-      { ...STATE, anchor: { seq: 1, prevHash: "" } },
-      { ...STATE, anchor: { seq: 1, prevHash: "A".repeat(64) } },
-      { ...STATE, head: { seq: 9, hash: "chosen" } },
+      { ...STATE, anchor: { seq: 1, prevHash: 5 } },
+      { ...STATE, head: { seq: 9, hash: null } },
       { ...STATE, head: { seq: 0, hash: HASH } },
     ];
     for (const state of states) {
-      assert.equal(await read({}, [record(3)], state), "readAudit", JSON.stringify(state));
+      const odd = state as unknown as AuditChainState;
+      assert.equal(await read({}, [record(3)], odd), "readAudit", JSON.stringify(state));
     }
+    // Hashes no writer makes are answered as stored: verification names them (edited).
+    for (
+      const state of [
+        { ...STATE, anchor: { seq: 1, prevHash: "" } },
+        { ...STATE, anchor: { seq: 1, prevHash: "A".repeat(64) } },
+        { ...STATE, head: { seq: 9, hash: "chosen" } },
+      ]
+    ) assert.equal(await read({}, [record(3)], state), "3", JSON.stringify(state));
+    assert.equal(await read({}, [{ ...record(3), hash: "X", at: new Date(NaN) }]), "3");
+    assert.equal(await read({}, [{ ...record(3), hash: 7 }]), "readAudit");
     assert.equal(await read({}, [record(3)], { ...STATE, head: null }), "3");
     // The filters, read from each record's body: a record of another key, actor or action is out.
     const of = (seq: number, body: object) => ({ ...record(seq), body: JSON.stringify(body) });
