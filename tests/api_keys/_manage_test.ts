@@ -775,6 +775,65 @@ describe("a revoke that commits after the storage deadline", () => {
   });
 });
 
+describe("a create or rotate that commits after the storage deadline", () => {
+  const landed = () => new Promise((resolve) => setTimeout(resolve, 20));
+
+  it("create: the call fails 503, then api_key.created is emitted once when the write lands", async () => {
+    const { storage, release } = gatedStorage("insert");
+    const { service, events } = makeService({ storage, storageTimeoutMs: 30 });
+    const error = await rejection(
+      service.create({ tenantId: "t", name: "n", scopes: READ_ORDERS }),
+    );
+    assert.ok(error instanceof ApiKeyStorageError);
+    assert.equal(events.length, 0);
+    release();
+    await landed();
+    const [created] = await service.list("t");
+    assert.deepEqual(events.map((event) => [event.type, (event as { keyId?: string }).keyId]), [
+      ["api_key.created", created.id],
+    ]);
+  });
+
+  for (
+    const [method, rotate] of [
+      ["rotate", (s: ApiKeysService, id: string) => s.rotate(id, { gracePeriodMs: 60_000 })],
+      [
+        "rotateForTenant",
+        (s: ApiKeysService, id: string) => s.rotateForTenant("t", id, { gracePeriodMs: 60_000 }),
+      ],
+    ] as const
+  ) {
+    it(`${method}: the call fails 503, then api_key.rotated is emitted once when the write lands; the old key's cache entry is dropped, the new key can be rotated for a secret`, async () => {
+      const { storage, release } = gatedStorage(method);
+      const { service, events } = makeService({ storage, storageTimeoutMs: 30 });
+      const { id, key } = await service.create({ tenantId: "t", name: "n", scopes: READ_ORDERS });
+      assert.equal((await service.verify(key)).keyId, id); // cached
+      events.length = 0;
+      const error = await rejection(rotate(service, id));
+      assert.ok(error instanceof ApiKeyStorageError);
+      assert.equal(events.length, 0);
+      release();
+      await landed();
+      const rotated = events.filter((event) => event.type === "api_key.rotated") as {
+        oldKeyId: string;
+        newKeyId: string;
+      }[];
+      assert.equal(rotated.length, 1);
+      assert.equal(rotated[0].oldKeyId, id);
+      // In its grace, read again (not the cached record): its successor named.
+      const verified = await service.verify(key);
+      assert.equal(verified.keyId, id);
+      assert.equal(
+        (await service.list("t")).find((k) => k.id === id)?.replacedByKeyId,
+        rotated[0].newKeyId,
+      );
+      // The successor's secret was never answered: rotating it answers one.
+      const again = await service.rotate(rotated[0].newKeyId);
+      assert.equal((await service.verify(again.key)).keyId, again.id);
+    });
+  }
+});
+
 describe("the two flows over one settings object", () => {
   it("a key made by the manage flow verifies through the verify flow; revoke drops its cache entry", async () => {
     const settings = compileSettings({
