@@ -305,6 +305,41 @@ if (databaseReady("the audit log on PostgreSQL", unavailable)) {
       }
     });
 
+    it("through the service: a rotate committing after storageTimeoutMs (the old key's row locked elsewhere) answers 503, then emits api_key.rotated once as it lands, the audit holding key.rotated once; the new key rotates for a secret", async () => {
+      const events: string[] = [];
+      const service = auditedService({
+        storageTimeoutMs: 300,
+        onEvent: (event) => void events.push(event.type),
+      });
+      const tenantId = `pg-audit-${crypto.randomUUID()}`;
+      const scopes = [{ resource: "orders", level: "read" as const }];
+      const { id } = await service.create({ tenantId, name: "n", scopes });
+      const locker = new pg.Client({ connectionString: url });
+      await locker.connect();
+      try {
+        await locker.query("BEGIN");
+        await locker.query("SELECT 1 FROM api_keys WHERE id = $1 FOR UPDATE", [id]);
+        events.length = 0;
+        await assert.rejects(service.rotate(id, { gracePeriodMs: 60_000 }), {
+          name: "ApiKeyStorageError",
+        });
+        assert.deepEqual(events, []);
+        await locker.query("COMMIT"); // the rotation commits now, late
+      } finally {
+        await locker.end();
+      }
+      for (let i = 0; i < 100 && events.length === 0; i++) {
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      assert.deepEqual(events, ["api_key.rotated"]);
+      const page = await service.auditLog(tenantId, { limit: 10 });
+      assert.deepEqual(page.records.map((r) => r.action), ["key.rotated", "key.created"]);
+      const successor = (await service.list(tenantId)).find((k) => k.id !== id)!;
+      const again = await service.rotate(successor.id);
+      assert.equal((await service.verify(again.key)).keyId, again.id);
+      await service.close();
+    });
+
     it("through the service: appends during a verify of several pages raise no alarm; a row past the head is inserted", async () => {
       const service = auditedService({
         audit: { checkpointKey: SECRET, checkpointEvery: 100_000 },
