@@ -167,6 +167,12 @@ export class ManageFlow {
     }
     const rateLimits = valid.rateLimits ?? source?.rateLimits;
     await this.#checkRateLimits(valid.tenantId, rateLimits);
+    /** After the write; also when it lands past the storage deadline (the call then rejected). */
+    const wrote = (record: ApiKeyRecord): void => {
+      s.audit?.appended(record.tenantId);
+      s.fleet?.wrote("created", record.prefix);
+      s.emitEvent?.(createdEvent(record, now));
+    };
     const { record, key } = await this.#issue(
       "create",
       {
@@ -190,13 +196,12 @@ export class ManageFlow {
               ? {}
               : { credits: change(null, record.credits.remaining) }),
           }),
+          { answer: () => wrote(record) },
         ),
     );
     // A balance it shares whose rule changed while it was made: the new rule (free refills otherwise).
     const joinFailure = await this.#credits.joined(record);
-    s.audit?.appended(record.tenantId);
-    s.fleet?.wrote("created", record.prefix);
-    s.emitEvent?.(createdEvent(record, now));
+    wrote(record);
     return {
       result: { id: record.id, key },
       written: toSummary(record, now.getTime(), {}),
@@ -271,6 +276,27 @@ export class ManageFlow {
         expiresAt?.getTime() ?? Infinity,
       ),
     );
+    /** After the write; also when it lands past the storage deadline (the call then rejected). */
+    const wrote = (record: ApiKeyRecord): void => {
+      s.audit?.appended(old.tenantId);
+      s.cache?.invalidate(old.prefix);
+      s.fleet?.wrote("created", record.prefix);
+      s.fleet?.wrote("rotated", old.prefix);
+      s.emitEvent?.({
+        type: "api_key.rotated",
+        at: now,
+        tenantId: old.tenantId,
+        oldKeyId: old.id,
+        oldPrefix: old.prefix,
+        newKeyId: record.id,
+        newPrefix: record.prefix,
+        environment: record.environment,
+        scopes: [...record.scopes],
+        graceExpiresAt: new Date(graceExpiresAt.getTime()),
+        graceStarts: valid.graceStarts,
+        createdBy: record.createdBy,
+      });
+    };
     const issuing = this.#issue(
       "rotate",
       {
@@ -315,10 +341,11 @@ export class ManageFlow {
           changes.allowedIpCidrs = change(allowlist, record.allowedIpCidrs);
         }
         const audit = s.audit?.entry(old.tenantId, "key.rotated", context, "app", old, changes);
+        const late = { answer: () => wrote(record) };
         const answer =
           await (tenantId === undefined
-            ? s.storage.rotate(rotation, audit)
-            : s.storage.rotateForTenant(tenantId, rotation, audit));
+            ? s.storage.rotate(rotation, audit, late)
+            : s.storage.rotateForTenant(tenantId, rotation, audit, late));
         if (answer === undefined) await this.#wonRotation(old.id, record.id, now);
       },
     );
@@ -333,24 +360,7 @@ export class ManageFlow {
     }
     const { record, key } = issued;
     const joinFailure = await this.#credits.joined(record);
-    s.audit?.appended(old.tenantId);
-    s.cache?.invalidate(old.prefix);
-    s.fleet?.wrote("created", record.prefix);
-    s.fleet?.wrote("rotated", old.prefix);
-    s.emitEvent?.({
-      type: "api_key.rotated",
-      at: now,
-      tenantId: old.tenantId,
-      oldKeyId: old.id,
-      oldPrefix: old.prefix,
-      newKeyId: record.id,
-      newPrefix: record.prefix,
-      environment: record.environment,
-      scopes: [...record.scopes],
-      graceExpiresAt: new Date(graceExpiresAt.getTime()),
-      graceStarts: valid.graceStarts,
-      createdBy: record.createdBy,
-    });
+    wrote(record);
     return {
       result: { id: record.id, key, replacedKeyId: old.id, graceExpiresAt },
       written: toSummary(record, now.getTime(), {}),

@@ -745,20 +745,34 @@ export class StorageAccess {
     );
   }
 
-  /** `insert` (with `audit`, appended in the same step). */
-  insert(record: ApiKeyRecord, audit?: AuditAppend): Promise<void> {
-    return this.#call("insert", () => this.#storage.insert(record, ...this.#with(audit)), ignore);
+  /**
+   * `insert` (with `audit`, appended in the same step). Past the deadline it rejects, and `late`
+   * hears of the write (see `withDeadline`).
+   */
+  insert(record: ApiKeyRecord, audit?: AuditAppend, late?: Late<void>): Promise<void> {
+    return this.#call(
+      "insert",
+      () => this.#storage.insert(record, ...this.#with(audit)),
+      ignore,
+      late,
+    );
   }
 
   /**
    * `rotate` (with `audit`, appended in the same step), answering `"rotated"`,
-   * or nothing from a storage written for the spec.
+   * or nothing from a storage written for the spec. Past the deadline it rejects, and `late`
+   * hears of the write (a late `not_rotatable` is warned about as a failed step).
    */
-  rotate(input: RotateApiKeyStorageInput, audit?: AuditAppend): Promise<"rotated" | undefined> {
+  rotate(
+    input: RotateApiKeyStorageInput,
+    audit?: AuditAppend,
+    late?: Late<"rotated" | undefined>,
+  ): Promise<"rotated" | undefined> {
     return this.#call(
       "rotate",
       () => this.#storage.rotate(input, ...this.#with(audit)),
       (a) => a.readRotateAnswer,
+      late,
     );
   }
 
@@ -800,13 +814,15 @@ export class StorageAccess {
     tenantId: string,
     input: RotateApiKeyStorageInput,
     audit?: AuditAppend,
+    late?: Late<"rotated" | undefined>,
   ): Promise<"rotated" | undefined> {
     const forTenant = this.#forTenant;
-    if (forTenant === undefined) return this.rotate(input, audit);
+    if (forTenant === undefined) return this.rotate(input, audit, late);
     return this.#call(
       "rotateForTenant",
       () => forTenant.rotateForTenant(tenantId, input, ...this.#with(audit)),
       (a) => a.readRotateAnswer,
+      late,
     );
   }
 
