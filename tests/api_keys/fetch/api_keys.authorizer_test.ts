@@ -402,6 +402,31 @@ describe("protect", () => {
     assert.equal(left.rateLimitResults?.[0].remaining, 5);
   });
 
+  it("nested: a route asking cost 1 inside an app-wide run asking none (the default, 1) is the same charge: charged once", async () => {
+    const { service } = makeService({ limiter: createRateLimiter({ logger: () => {} }) });
+    const { key } = await service.create({
+      tenantId: "t1",
+      name: "limited",
+      environment: "test",
+      scopes: [{ resource: "orders", level: "read" }],
+      rateLimits: [{ name: "minute", limit: 10, windowMs: 60_000 }],
+      credits: { remaining: 10 },
+    });
+    const authorize = createApiKeyAuthorizer(service);
+    for (
+      const [outer, inner] of [[authorize, authorize.require({ cost: 1 })], [
+        authorize.require({ cost: 1 }),
+        authorize,
+      ]]
+    ) {
+      const app = outer.protect(inner.protect(() => new Response("ok")));
+      assert.equal((await app(get({ "x-api-key": key }), info())).status, 200);
+    }
+    const left = await service.authorize(key, { cost: 0 });
+    assert.equal(left.creditResult?.remaining, 8, "two requests, one credit each");
+    assert.equal(left.rateLimitResults?.[0].remaining, 8);
+  });
+
   it("nested: a request the route refuses (403) counts one usage outcome, the refusal, not also the app-wide run's accepted count and cost", async () => {
     const { service, clocks } = makeService({ usage: { flushIntervalMs: 3_600_000 } });
     const { id, key } = await service.create({
