@@ -34,8 +34,11 @@ const object = (required: string[], properties: Record<string, unknown>) => ({
   properties,
 });
 
-/** A link the server builds: a path, `/` first, never `//` or `/\\` (another host to a browser). */
-const link = { type: "string", pattern: "^/(?![/\\\\])" };
+/**
+ * A link the server builds: a path, `/` first, never `//` or `/\\` (another host to a browser),
+ * with no backslash, tab or line break (a URL parser reads one as `/`, removes the others).
+ */
+const link = { type: "string", pattern: "^/(?![/\\\\])[^\\\\\\t\\n\\r]*$" };
 const linkOrNull = { oneOf: [link, { type: "null" }] };
 const linksSchema = object(["self", "first", "prev", "next", "last"], {
   self: link,
@@ -147,7 +150,17 @@ const stringOrNull = fc.option(string);
 /** Mostly paths, some of them `//` or `/\\` first, and any other string. */
 const linkArb = fc.oneof(
   { weight: 40, arbitrary: string.map((rest) => `/${rest}`) },
-  { weight: 1, arbitrary: fc.constantFrom("//evil.example/x", "/\\evil.example/x", "x?page=2") },
+  {
+    weight: 1,
+    arbitrary: fc.constantFrom(
+      "//evil.example/x",
+      "/\\evil.example/x",
+      "/\t/evil.example/x",
+      "/\n/evil.example/x",
+      "/\r\\evil.example/x",
+      "x?page=2",
+    ),
+  },
   { weight: 1, arbitrary: string },
 );
 const linksArb = fc.record({

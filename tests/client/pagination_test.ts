@@ -34,6 +34,10 @@ describe("isOffsetPagination", () => {
       "https://evil.example/steal",
       "//evil.example/next",
       "/\\evil.example/next",
+      // A URL parser removes tabs and line breaks first: each of these is `//evil.example`.
+      "/\t/evil.example/next",
+      "/\n/evil.example/next",
+      "/\r\\evil.example/next",
       "data:text/html,<script>1</script>",
       "items?page=2",
       "",
