@@ -4,14 +4,15 @@
  * @module
  */
 import { countFrom, isBoolean, isStringOrNull, oneOf, shape } from "./_check.ts";
+import { mayLeaveOrigin } from "./_origin.ts";
 import type { CursorPaginationMeta, PaginationMeta } from "./types.ts";
 
 /**
- * A link the server builds: a path and query, `/` first (never `//` or `/\`, which a browser
- * reads as another host), so a link of a spoofed answer never leads an app to another origin.
+ * A link the server builds: a path and query, `/` first, nothing a URL parser reads as another
+ * host (`mayLeaveOrigin`), so a link of a spoofed answer never leads an app to another origin.
  */
 const isPath = (value: unknown): boolean =>
-  typeof value === "string" && value[0] === "/" && value[1] !== "/" && value[1] !== "\\";
+  typeof value === "string" && value[0] === "/" && !mayLeaveOrigin(value);
 const isPathOrNull = (value: unknown): boolean => value === null || isPath(value);
 
 const isPaginationLinks = shape({

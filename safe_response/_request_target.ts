@@ -4,6 +4,7 @@
  *
  * @module
  */
+import { mayLeaveOrigin } from "../client/_origin.ts";
 
 /** An RFC 3986 scheme (linear: one character class, no alternation). */
 const SCHEME = /^[A-Za-z][A-Za-z0-9+.-]*$/;
@@ -27,13 +28,6 @@ export function originForm(target: string): string {
 }
 
 /**
- * What can make a path resolve to another host once a URL parser reads it: a
- * second leading slash, a backslash (read as a slash), a tab or a line break
- * (removed).
- */
-const MAY_LEAVE_ORIGIN = /^.[/\\]|[\\\t\n\r]/;
-
-/**
  * A request target as a URL on a fixed origin: its origin form parsed after
  * `http://localhost` (no target can make parsing fail or change the origin),
  * the path's leading slashes collapsed to one, so neither it nor a link made
@@ -55,5 +49,5 @@ export function requestPath(target: string): string {
   const form = originForm(target);
   const query = form.indexOf("?");
   const path = query === -1 ? form : form.slice(0, query);
-  return MAY_LEAVE_ORIGIN.test(path) ? sameOriginUrl(path).pathname : path;
+  return mayLeaveOrigin(path) ? sameOriginUrl(path).pathname : path;
 }
