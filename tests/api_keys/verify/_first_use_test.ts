@@ -279,6 +279,32 @@ describe('rotate with graceStarts "first-use": rules and failures', () => {
     }
   });
 
+  it("close() waits for a lowering in flight (a process stopping right after the first use lowers)", async () => {
+    const inner = new InMemoryApiKeyStorage();
+    let release!: () => void;
+    const open = new Promise<void>((resolve) => release = resolve);
+    const lowerExpiry = inner.lowerExpiry.bind(inner);
+    const gated = Object.assign(inner, {
+      lowerExpiry: async (...args: Parameters<InMemoryApiKeyStorage["lowerExpiry"]>) => {
+        await open;
+        return lowerExpiry(...args);
+      },
+    });
+    const { service, clocks } = makeService({ storage: gated, storageTimeoutMs: 5_000 });
+    const { id } = await service.create({ tenantId: "t", name: "n", scopes: READ_ORDERS });
+    const rotated = await service.rotate(id, WAITING);
+    clocks.advance(DAY);
+    const firstUse = clocks.now;
+    await service.verify(rotated.key);
+    let closed = false;
+    const closing = service.close().then(() => closed = true);
+    await settle();
+    assert.equal(closed, false, "close() waits for the lowering");
+    release();
+    await closing;
+    assert.equal(await expiryOf(inner, id), firstUse + HOUR);
+  });
+
   it("a failed lowering is contained and warned about once; the old key keeps its upper bound", async () => {
     const inner = new InMemoryApiKeyStorage();
     const failing = Object.assign(inner, {
