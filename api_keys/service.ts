@@ -510,9 +510,10 @@ export class ApiKeysService {
   /**
    * Flushes the usage counts held in memory and writes the credit balances
    * of a Redis limiter store back (see `persistIntervalMs`), stopping their
-   * timers (the Nest module calls it on shutdown), then waits for the audit
-   * records written in the background (refusal aggregates, the jobs'
-   * records, checkpoints). Rejects with the first failure
+   * timers (the Nest module calls it on shutdown), waits for the first uses
+   * of rotations that wait for their new key to lower the old key's expiry,
+   * then for the audit records written in the background (refusal
+   * aggregates, the jobs' records, checkpoints). Rejects with the first failure
    * (`ApiKeyStorageError` for a write); what failed stays held for another
    * `close()`.
    */
@@ -521,6 +522,7 @@ export class ApiKeysService {
     const [usage, credits] = await Promise.allSettled([
       settings.recordsUsage ? settings.loaded().then(() => settings.usage?.close()) : undefined,
       this.#credits.use((book) => book.close()),
+      this.#verify.loaded?.settled(),
     ]);
     if (settings.audits) await settings.loaded().then(() => settings.audit?.settled(), () => {});
     for (const result of [usage, credits]) if (result.status === "rejected") throw result.reason;

@@ -52,6 +52,8 @@ export class FirstUseWatch {
   readonly #s: Settings;
   /** Keys already handled here, oldest first. */
   readonly #seen = new Set<string>();
+  /** Lowerings running (`settled` waits for them). */
+  readonly #pending = new Set<Promise<void>>();
   readonly #failed: (error: unknown) => void;
 
   /** A watch over `settings`. */
@@ -66,8 +68,9 @@ export class FirstUseWatch {
   /**
    * The key `keyId`, never used before, was just verified at `firstUseMs`
    * (the request's time): when it is the new key of a waiting rotation,
-   * lowers the old key's expiry in the background (not awaited; failures
-   * contained and warned about once). Each key is handled once per instance.
+   * lowers the old key's expiry in the background (not awaited; `settled`
+   * waits for it; failures contained and warned about once). Each key is
+   * handled once per instance, but for one whose lowering failed.
    */
   seen(keyId: string, firstUseMs: number): void {
     const s = this.#s;
@@ -75,7 +78,22 @@ export class FirstUseWatch {
     if (waits === undefined || this.#seen.has(keyId)) return;
     if (this.#seen.size >= MAX_SEEN) this.#seen.delete(this.#seen.values().next().value!);
     this.#seen.add(keyId);
-    callDetached(() => this.#lower(waits, keyId, firstUseMs), [], this.#failed);
+    const lowering = new Promise<void>((resolve) => resolve(this.#lower(waits, keyId, firstUseMs)))
+      .then(undefined, (error) => {
+        this.#seen.delete(keyId); // another first use here tries again
+        callDetached(this.#failed, [error], () => {});
+      })
+      .finally(() => this.#pending.delete(lowering));
+    this.#pending.add(lowering);
+  }
+
+  /**
+   * Resolves once no lowering runs (each bounded by the storage deadline of its
+   * calls): `ApiKeysService.close()` waits for it, so a process stopping right
+   * after a first use does not lose it.
+   */
+  async settled(): Promise<void> {
+    while (this.#pending.size > 0) await Promise.all(this.#pending);
   }
 
   async #lower(waits: RotationWaitAccess, newKeyId: string, firstUseMs: number): Promise<void> {

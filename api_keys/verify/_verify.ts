@@ -239,6 +239,11 @@ export class VerifyFlow {
     }
   }
 
+  /** Resolves once the background work of first uses settled (see `FirstUseWatch.settled`). */
+  settled(): Promise<void> {
+    return this.#firstUse.settled();
+  }
+
   /** See `ApiKeysService.verify`. */
   verify(rawKey: string): Promise<ApiKeyContext> {
     return this.#verify(rawKey, this.#s.emitUsageEvents ? "use+event" : "use");
