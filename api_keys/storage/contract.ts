@@ -606,7 +606,7 @@ export function runApiKeyStorageContract(
     );
   });
 
-  test("countHashes (when present) counts usable records per hash scheme and pepper version", async () => {
+  test("countHashes (when present) counts usable records per hash scheme and pepper version (a key rotated without grace ended at its rotation, whatever the clock)", async () => {
     const storage = await factory();
     const count = storage.countHashes?.bind(storage);
     if (count === undefined) return;
@@ -621,6 +621,10 @@ export function runApiKeyStorageContract(
       sampleRecord({ tenantId: "tenant-b", hash: "c".repeat(64), hashScheme: "sha256-pepper" }),
       sampleRecord({ hashScheme: "hmac-sha256", expiresAt: now }), // expired at `now`
       sampleRecord({ hash: "d".repeat(64), hashScheme: "sha256", pepperVersion: 0 }), // revoked
+      // Rotated with a grace ending after `now`: usable.
+      sampleRecord({ pepperVersion: 3, rotatedAt: new Date(now.getTime() - 1), expiresAt: later }),
+      // Rotated without grace on a clock ahead of `now`: ended at its rotation, never usable.
+      sampleRecord({ pepperVersion: 4, rotatedAt: later, expiresAt: later }),
     ];
     for (const record of records) await storage.insert(record);
     await storage.markRevoked(records[7].id, now);
@@ -633,6 +637,7 @@ export function runApiKeyStorageContract(
         Object.entries({
           "hmac-sha256 1": 1,
           "hmac-sha256 2": 2,
+          "hmac-sha256 3": 1,
           "sha256-pepper 1": 2,
           "sha256 0": 1,
         }).sort(),
