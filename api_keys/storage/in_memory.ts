@@ -15,6 +15,7 @@ import {
   withPoolBalance,
 } from "./_answers.ts";
 import { pageOf } from "./_paging.ts";
+import { acceptedUntilMs } from "../_accepted_until.ts";
 import type {
   ApiKeyRecordPage,
   ApiKeyRotationWait,
@@ -332,7 +333,7 @@ export class InMemoryApiKeyStorage implements ApiKeyStorage {
     const at = now.getTime();
     const counts = new Map<string, ApiKeyHashCount>();
     for (const record of this.#byId.values()) {
-      if (record.revokedAt !== null || (record.expiresAt?.getTime() ?? Infinity) <= at) continue;
+      if (record.revokedAt !== null || acceptedUntilMs(record) <= at) continue;
       const hashScheme = record.hashScheme ?? CURRENT_HASH_SCHEME;
       const key = `${hashScheme} ${record.pepperVersion}`;
       const seen = counts.get(key);

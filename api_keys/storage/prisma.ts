@@ -13,6 +13,7 @@ import { ApiKeyOperationError } from "../errors.ts";
 import { CURRENT_HASH_SCHEME } from "../hasher.ts";
 import { nullAbsentFields } from "./_answers.ts";
 import { epochMsOf, instantOf, sqlInstant } from "./_sql_instant.ts";
+import { acceptedUntilMs } from "../_accepted_until.ts";
 import type {
   ApiKeyRecordPage,
   ApiKeyRotationWait,
@@ -1001,8 +1002,8 @@ export class PrismaApiKeyStorage implements ApiKeyStorage {
 
   /**
    * Counts the rows usable at `now` (`revokedAt: null`, `expiresAt` null or
-   * later) per hash scheme and pepper version, reading them in pages of
-   * 1,000 ordered by `id`.
+   * later, not rotated without grace: `acceptedUntilMs`) per hash scheme and
+   * pepper version, reading them in pages of 1,000 ordered by `id`.
    */
   async countHashes(now: Date): Promise<ApiKeyHashCount[]> {
     const counts = new Map<string, ApiKeyHashCount>();
@@ -1019,7 +1020,9 @@ export class PrismaApiKeyStorage implements ApiKeyStorage {
         take: COUNT_PAGE,
       });
       for (const row of rows) {
-        const { hashScheme = CURRENT_HASH_SCHEME, pepperVersion } = toRecord(row);
+        const record = toRecord(row);
+        if (acceptedUntilMs(record) <= now.getTime()) continue; // rotated without grace
+        const { hashScheme = CURRENT_HASH_SCHEME, pepperVersion } = record;
         const key = `${hashScheme} ${pepperVersion}`;
         const seen = counts.get(key);
         if (seen !== undefined) seen.count++;
