@@ -1,6 +1,7 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { buildErrorBody, buildSuccessBody } from "../../safe_response/envelope.ts";
+import { isSuccess } from "../../client/responses.ts";
 import { buildProblemDetails, problemTypeUri } from "../../safe_response/problem_details.ts";
 
 describe("body builders", () => {
@@ -50,5 +51,18 @@ describe("buildSuccessBody with no handler result", () => {
     const body = buildSuccessBody({ statusCode: 204, data: undefined });
     assert.equal(body.data, null);
     assert.ok("data" in JSON.parse(JSON.stringify(body)));
+  });
+
+  it("sends a result JSON has no value for (a function, a symbol, a toJSON answering nothing) as null; the client's guard accepts every body", () => {
+    const results: unknown[] = [() => 1, Symbol("s"), { toJSON: () => undefined }, {
+      toJSON: () => () => 1,
+    }];
+    for (const data of results) {
+      const sent = JSON.parse(JSON.stringify(buildSuccessBody({ statusCode: 200, data })));
+      assert.equal(sent.data, null, String(typeof data));
+      assert.equal(isSuccess(sent), true);
+    }
+    const date = new Date(0);
+    assert.equal(buildSuccessBody({ statusCode: 200, data: date }).data, date, "kept as given");
   });
 });
