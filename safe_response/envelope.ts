@@ -28,7 +28,23 @@ export interface SuccessBodyInput<T> {
 }
 
 /**
- * Builds a success envelope.
+ * Whether JSON has no value for `data` (`JSON.stringify` would leave its member out): nothing, a
+ * function, a symbol, or an object whose `toJSON("data")` answers one of these (called here once
+ * more than when it is serialized).
+ */
+function noJsonValue(data: unknown, toJson = true): boolean {
+  if (data === undefined || typeof data === "function" || typeof data === "symbol") return true;
+  if (!toJson || typeof data !== "object" || data === null) return false;
+  try {
+    const toJSON = (data as { toJSON?: unknown }).toJSON;
+    return typeof toJSON === "function" && noJsonValue(toJSON.call(data, "data"), false);
+  } catch {
+    return false; // thrown again where the body is serialized (its failure answered there)
+  }
+}
+
+/**
+ * Builds a success envelope (`data` that JSON has no value for, such as nothing, sent as `null`).
  * @example
  * ```ts
  * import { buildSuccessBody } from "@saferoute/api-kit/safe-response";
@@ -43,7 +59,7 @@ export function buildSuccessBody<T>(input: SuccessBodyInput<T>): SafeSuccessResp
   } as SafeSuccessResponse<T>;
   if (input.code !== undefined) body.code = input.code;
   if (input.requestId !== undefined) body.requestId = input.requestId;
-  body.data = (input.data === undefined ? null : input.data) as T;
+  body.data = (noJsonValue(input.data) ? null : input.data) as T;
   if (input.meta !== undefined) body.meta = input.meta;
   if (input.timestamp !== undefined) body.timestamp = input.timestamp;
   if (input.path !== undefined) body.path = input.path;
