@@ -794,6 +794,28 @@ describe("a create or rotate that commits after the storage deadline", () => {
     ]);
   });
 
+  it("create: a write past the deadline answers at the deadline (no prefix lookup after it: a late write is no collision)", async () => {
+    const inner = new InMemoryApiKeyStorage();
+    let release!: () => void;
+    const open = new Promise<void>((resolve) => release = resolve);
+    let lookups = 0;
+    const storage = overrideStorage(inner, {
+      insert: async (...args: Parameters<InMemoryApiKeyStorage["insert"]>) => {
+        await open;
+        return inner.insert(...args);
+      },
+      findByPrefix: (prefix: string) => (lookups++, inner.findByPrefix(prefix)),
+    });
+    const { service } = makeService({ storage, storageTimeoutMs: 30 });
+    const error = await rejection(
+      service.create({ tenantId: "t", name: "n", scopes: READ_ORDERS }),
+    );
+    assert.ok(error instanceof ApiKeyStorageError);
+    assert.equal(lookups, 0);
+    release();
+    await landed();
+  });
+
   for (
     const [method, rotate] of [
       ["rotate", (s: ApiKeysService, id: string) => s.rotate(id, { gracePeriodMs: 60_000 })],
