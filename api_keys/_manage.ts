@@ -30,6 +30,7 @@ import {
   storedRefill,
 } from "./metering/_limits.ts";
 import { statusOf } from "./storage/_paging.ts";
+import { DeadlineExceeded } from "./storage/_access.ts";
 import { newRecordId } from "./_uuid_v7.ts";
 import type { Settings } from "./_settings.ts";
 import { change, createdChanges } from "./audit/_log.ts";
@@ -638,9 +639,14 @@ export class ManageFlow {
     throw new ApiKeyOperationError("api_key_not_rotatable");
   }
 
-  /** Whether a storage failure writing `record` came from another record holding its prefix. */
+  /**
+   * Whether a storage failure writing `record` came from another record holding its prefix (never
+   * a write past its deadline, which may still land: no lookup then).
+   */
   async #prefixTaken(record: ApiKeyRecord, error: unknown): Promise<boolean> {
-    if (!(error instanceof ApiKeyStorageError)) return false;
+    if (!(error instanceof ApiKeyStorageError) || error.cause instanceof DeadlineExceeded) {
+      return false;
+    }
     try {
       const holder = await this.#s.storage.findByPrefix(record.prefix);
       return holder !== null && holder.id !== record.id;

@@ -55,6 +55,9 @@ export interface Late<T> {
   pending?: (settled: Promise<void>) => void;
 }
 
+/** The rejection of a storage call past its deadline: the call may still land (see `Late`). */
+export class DeadlineExceeded extends Error {}
+
 let answers: Answers | undefined;
 let loadingAnswers: Promise<Answers> | undefined;
 
@@ -940,7 +943,7 @@ export class StorageAccess {
           if (settled !== undefined && late?.pending !== undefined) {
             callDetached(late.pending, [settled], this.#lateFailed);
           }
-          reject(new Error(`${what} deadline exceeded`));
+          reject(new DeadlineExceeded(`${what} deadline exceeded`));
         }, this.#timeoutMs);
       });
       const pending = call();
