@@ -185,12 +185,13 @@ interface PendingCharge extends Charge {
 }
 
 /**
- * Whether an authorization asks the charge `earlier` made: the same `cost` (none is 1) and the
- * same `rateLimits` (the same value, or lists of the same names or policy objects in order).
+ * Whether an authorization asks the charge `earlier` made: the same `cost` and the same
+ * `rateLimits` (the same value, or lists of the same names or policy objects in order). No
+ * `cost` and `cost: 1` differ: none counts each policy at its own cost, which may be more.
  */
 function sameCharge(earlier: Charge, options: AuthorizeOptions): boolean {
   const [a, b] = [earlier.rateLimits, options.rateLimits];
-  if ((earlier.cost ?? 1) !== (options.cost ?? 1)) return false;
+  if (earlier.cost !== options.cost) return false;
   if (a === b) return true;
   if (!Array.isArray(a) || !Array.isArray(b) || a.length !== b.length) return false;
   return a.every((item, i) => item === b[i]);

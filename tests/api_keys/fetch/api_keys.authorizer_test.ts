@@ -402,15 +402,15 @@ describe("protect", () => {
     assert.equal(left.rateLimitResults?.[0].remaining, 5);
   });
 
-  it("nested: a route asking cost 1 inside an app-wide run asking none (the default, 1) is the same charge: charged once", async () => {
+  it("nested: no cost and cost 1 are two charges (no cost counts each policy at its own cost): a policy of cost 5 is never counted at 1", async () => {
     const { service } = makeService({ limiter: createRateLimiter({ logger: () => {} }) });
     const { key } = await service.create({
       tenantId: "t1",
       name: "limited",
       environment: "test",
       scopes: [{ resource: "orders", level: "read" }],
-      rateLimits: [{ name: "minute", limit: 10, windowMs: 60_000 }],
-      credits: { remaining: 10 },
+      rateLimits: [{ name: "search", limit: 100, windowMs: 60_000, cost: 5 }],
+      credits: { remaining: 100 },
     });
     const authorize = createApiKeyAuthorizer(service);
     for (
@@ -423,8 +423,8 @@ describe("protect", () => {
       assert.equal((await app(get({ "x-api-key": key }), info())).status, 200);
     }
     const left = await service.authorize(key, { cost: 0 });
-    assert.equal(left.creditResult?.remaining, 8, "two requests, one credit each");
-    assert.equal(left.rateLimitResults?.[0].remaining, 8);
+    assert.equal(left.rateLimitResults?.[0].remaining, 100 - 2 * (5 + 1), "5 + 1 per request");
+    assert.equal(left.creditResult?.remaining, 100 - 2 * 2, "1 + 1 credit per request");
   });
 
   it("nested: a request the route refuses (403) counts one usage outcome, the refusal, not also the app-wide run's accepted count and cost", async () => {
