@@ -33,4 +33,13 @@ describe("acceptedUntilMs", () => {
     const before = new Date(rotatedAt.getTime() - 1_000);
     assert.equal(acceptedUntilMs({ expiresAt: before, rotatedAt }), -Infinity);
   });
+
+  it("is -Infinity for an expiry that cannot be read (an invalid Date: counted as expired, never as NaN)", () => {
+    const unreadable = new Date(Number.NaN);
+    assert.equal(acceptedUntilMs({ expiresAt: unreadable, rotatedAt: null }), -Infinity);
+    assert.equal(
+      acceptedUntilMs({ expiresAt: unreadable, rotatedAt: at("2030-01-01") }),
+      -Infinity,
+    );
+  });
 });

@@ -245,6 +245,20 @@ if (databaseReady("PrismaApiKeyStorage on PostgreSQL", unavailable)) {
       assert.equal(record?.revokedAt?.getTime(), revoked[0].at.getTime());
     });
 
+    it("an expiry PostgreSQL holds past what a Date can (infinity) counts as expired in hashReport too, as verify answers", async () => {
+      const storage = await freshStorage();
+      const keys = service(storage);
+      const scopes = [{ resource: "orders", level: "read" as const }];
+      const { id, key } = await keys.create({ tenantId: "t-inf", name: "n", scopes });
+      await keys.create({ tenantId: "t-inf", name: "other", scopes });
+      await prisma.$executeRawUnsafe(
+        `UPDATE api_keys SET expires_at = 'infinity' WHERE id = $1`,
+        id,
+      );
+      await assert.rejects(keys.verify(key), { code: "api_key_expired" });
+      assert.equal((await keys.hashReport()).usable, 1);
+    });
+
     it("1,000 concurrent creates for one tenant get 1,000 distinct prefixes", async () => {
       const storage = await freshStorage();
       const keys = service(storage);
