@@ -12,8 +12,10 @@ import type { ApiKeyRecord } from "./types.ts";
  * without expiry; `-Infinity` for a key rotated without grace (`expiresAt` at
  * or before `rotatedAt`, the rotating instance's now), which ended at its
  * rotation whatever this instance's clock says (a clock behind the rotating
- * instance's would otherwise accept it for as long as it is behind); else
- * `expiresAt`, a grace's end included, judged on this instance's clock.
+ * instance's would otherwise accept it for as long as it is behind); `-Infinity`
+ * too for an expiry that cannot be read (an invalid `Date`: expired, see
+ * docs/api-keys.md "Unreadable expiry"); else `expiresAt`, a grace's end
+ * included, judged on this instance's clock.
  */
 export function acceptedUntilMs(
   record: Pick<ApiKeyRecord, "expiresAt" | "rotatedAt">,
@@ -21,5 +23,6 @@ export function acceptedUntilMs(
   const { expiresAt, rotatedAt } = record;
   if (expiresAt === null) return Infinity;
   const ms = expiresAt.getTime();
+  if (Number.isNaN(ms)) return -Infinity;
   return rotatedAt !== null && ms <= rotatedAt.getTime() ? -Infinity : ms;
 }
