@@ -150,6 +150,26 @@ describe("importKeys", () => {
     assert.deepEqual(events.map((e) => e.type), ["api_key.revoked"]);
   });
 
+  it("a re-run correcting a never-upgraded record's hashScheme, pepperVersion or layout is a conflict naming them, never skipped", async () => {
+    const { rows } = nestarcExport(3);
+    const peppers = { 1: PEPPER_1, 2: PEPPER_2 };
+    const { service } = makeService({ cache: false, ...LEGACY, peppers }); // in memory: storesLayout
+    const layouts = rows.map((row) => ({ ...row, layout: "nestarc-v0" }));
+    const wrong = [
+      { ...layouts[0], pepperVersion: 2 },
+      { ...layouts[1], hashScheme: "sha256" as const, pepperVersion: 0 },
+      { ...layouts[2], layout: null },
+    ];
+    assert.deepEqual(await service.importKeys(wrong), cleanImport({ imported: 3 }));
+    const result = await service.importKeys(layouts);
+    assert.deepEqual(result.conflicts.map((c) => [c.index, c.message]), [
+      [0, "the same key differs in pepperVersion"],
+      [1, "the same key differs in hashScheme, pepperVersion"],
+      [2, "the same key differs in layout"],
+    ]);
+    assert.equal(result.skipped, 0);
+  });
+
   it("recognises a key upgraded on use whatever pepper version the re-run's service calls current", async () => {
     const { keys, rows } = nestarcExport(1);
     const app = makeService({
