@@ -255,10 +255,19 @@ function sameSet(a: readonly string[] | undefined, b: readonly string[] | undefi
 /**
  * The fields in which the record differs from the same key stored: those
  * that decide what the key may do (the name may have been changed here; an
- * expiry is not compared once the key was rotated here, which set it).
+ * expiry is not compared once the key was rotated here, which set it), and,
+ * while the stored hash is still the record's (never upgraded on use: with a
+ * wrong one it never verified), how that hash is checked: `hashScheme`,
+ * `pepperVersion` and, on a storage that keeps it (`layouts`), `layout`.
  */
-function differences(existing: ApiKeyRecord, record: Valid): string[] {
+function differences(existing: ApiKeyRecord, record: Valid, layouts: boolean): string[] {
   const fields: string[] = [];
+  if (existing.hash === record.hash) {
+    const scheme = (r: { hashScheme?: string }) => r.hashScheme ?? CURRENT_HASH_SCHEME;
+    if (scheme(existing) !== scheme(record)) fields.push("hashScheme");
+    if (existing.pepperVersion !== record.pepperVersion) fields.push("pepperVersion");
+    if (layouts && (existing.layout ?? null) !== (record.layout ?? null)) fields.push("layout");
+  }
   if (existing.tenantId !== record.tenantId) fields.push("tenantId");
   if (existing.environment !== record.environment) fields.push("environment");
   if (!sameSet(existing.scopes, record.scopes)) fields.push("scopes");
@@ -277,6 +286,7 @@ function differences(existing: ApiKeyRecord, record: Valid): string[] {
  * else skipped.
  */
 async function reImport(
+  s: ImportSettings,
   existing: ApiKeyRecord,
   valid: Valid,
   context: AuditContext | undefined,
@@ -284,7 +294,7 @@ async function reImport(
 ): Promise<Outcome> {
   const revokes = valid.revokedAt !== null && existing.revokedAt === null;
   if (revokes) await revoke(existing.id, context);
-  const fields = differences(existing, valid);
+  const fields = differences(existing, valid, s.storage.storesLayout);
   if (fields.length > 0) {
     const revoked = revokes ? " (revoked here, as in the record)" : "";
     return { conflict: `the same key differs in ${fields.join(", ")}${revoked}` };
@@ -302,7 +312,7 @@ async function importOne(
   const existing = await s.storage.findByPrefix(valid.prefix);
   if (existing !== null) {
     return isSameKey(existing, valid)
-      ? reImport(existing, valid, context, revoke)
+      ? reImport(s, existing, valid, context, revoke)
       : otherKey(existing, valid);
   }
   if (valid.id !== undefined && await s.storage.findById(valid.id) !== null) {
@@ -325,7 +335,7 @@ async function importOne(
     const now = await s.storage.findByPrefix(valid.prefix).catch(() => null);
     if (now === null) throw error;
     return isSameKey(now, valid)
-      ? reImport(now, valid, context, revoke)
+      ? reImport(s, now, valid, context, revoke)
       : { conflict: "the prefix holds another key" };
   }
   if (audit !== undefined) s.audit?.appended(record.tenantId);
