@@ -346,6 +346,35 @@ describe("importKeys", () => {
     for (const key of keys) await rejection(service.verify(key.raw));
   });
 
+  it("refuses a prefix that does not fit the record's own layout, on a storage that keeps layouts (its key could never verify)", async () => {
+    const { rows } = nestarcExport(1);
+    const hexy = {
+      name: "hexy",
+      separator: "-",
+      namespace: "sk",
+      environments: { live: "prod", test: "dev" },
+      prefixLength: 8,
+      secretLength: 40,
+      alphabet: "hex",
+      checksum: false,
+    } as const;
+    const { service } = makeService({ cache: false, legacyKeyLayouts: ["nestarc-v0", hexy] });
+    const records = [
+      { ...rows[0], layout: "hexy" }, // a 12-character base62 prefix
+      { ...rows[0], id: "n-hex", prefix: "0a1b2c3d", layout: null }, // hex-8: not the current layout
+      { ...rows[0], id: "n-hex-ok", prefix: "0a1b2c3e", layout: "hexy" },
+    ];
+    const result = await service.importKeys(records);
+    assert.deepEqual(result.errors.map(({ index, message }) => [index, message]), [
+      [0, "Invalid prefix: does not fit the record's layout hexy (its length and alphabet)"],
+      [
+        1,
+        "Invalid prefix: does not fit the record's layout (the current one; its length and alphabet)",
+      ],
+    ]);
+    assert.equal(result.imported, 1);
+  });
+
   it("takes an async iterable, sha256 records, and refuses legacy schemes without legacyKeyLayouts", async () => {
     const key = nestarcKey("ak");
     const row: ImportApiKeyRecord = {
