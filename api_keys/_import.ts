@@ -200,6 +200,17 @@ function validateImport(
   };
   if (hashScheme !== CURRENT_HASH_SCHEME) record.hashScheme = hashScheme;
   const layout = layoutOf(s, r.layout);
+  if (
+    s.storage.storesLayout &&
+    !s.layouts.fitsLayout(
+      record.prefix,
+      layout === undefined ? undefined : s.layouts.legacyNamed(layout),
+    )
+  ) {
+    // Kept with the record, it is the only layout the key verifies in.
+    const which = layout === undefined ? "(the current one; " : `${layout} (`;
+    fail("prefix", `does not fit the record's layout ${which}its length and alphabet)`);
+  }
   if (layout !== undefined) record.layout = layout;
   return record;
 }

@@ -544,13 +544,19 @@ export class KeyLayouts {
 
   /** Whether `prefix` can be the prefix of a key of an accepted layout (its length and alphabet). */
   acceptsPrefix(prefix: string): boolean {
+    return this.fitsLayout(prefix, undefined) ||
+      this.legacy.some((layout) => this.fitsLayout(prefix, layout));
+  }
+
+  /**
+   * Whether `prefix` can be the prefix of a key of `layout` (its length and alphabet; `undefined`:
+   * the current layout).
+   */
+  fitsLayout(prefix: string, layout: CompiledLegacyLayout | undefined): boolean {
     if (typeof prefix !== "string") return false;
-    if (prefix.length === API_KEY_PREFIX_LENGTH && isBase62Run(prefix, 0, prefix.length)) {
-      return true;
-    }
-    return this.legacy.some((layout) =>
-      prefix.length === layout.prefixLength && isRunOf(layout.members, prefix, 0, prefix.length)
-    );
+    return layout === undefined
+      ? prefix.length === API_KEY_PREFIX_LENGTH && isBase62Run(prefix, 0, prefix.length)
+      : prefix.length === layout.prefixLength && isRunOf(layout.members, prefix, 0, prefix.length);
   }
 
   /** Whether `value` has the shape of a key of any accepted layout and namespace (checksums unchecked). */
