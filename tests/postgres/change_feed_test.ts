@@ -785,6 +785,23 @@ if (databaseReady("change feed on PostgreSQL", unavailable)) {
       assert.deepEqual(notices, [{ kind: "reset", prefix: null, counter, reason: "missed" }]);
     });
 
+    it("a trigger disabled and enabled again in one transaction around a write (no read sees it disabled): a reset at the next read", async () => {
+      const { feed, notices } = ownFeed();
+      await waitFor(() => feed.status().healthy, "the first sync");
+      await own.query(INSERT_SQL, rowValues("toggled", "ToggledPfx01"));
+      await waitFor(() => notices.some((notice) => notice.kind === "created"), "the create");
+      const counter = feed.status().counter;
+      notices.length = 0;
+      await own.query(
+        "BEGIN; ALTER TABLE api_keys DISABLE TRIGGER api_keys_change_update;" +
+          " UPDATE api_keys SET revoked_at = now() WHERE id = 'toggled';" +
+          " ALTER TABLE api_keys ENABLE TRIGGER api_keys_change_update; COMMIT",
+      );
+      await waitFor(() => notices.length > 0, "a reset", POLL_MS + 1_000);
+      assert.deepEqual(notices, [{ kind: "reset", prefix: null, counter, reason: "missed" }]);
+      assert.equal(feed.status().healthy, true);
+    });
+
     it("refuses to become healthy while a trigger fires for replicas only (ENABLE REPLICA); ENABLE ALWAYS counts as enabled", async () => {
       await own.query("ALTER TABLE api_keys ENABLE REPLICA TRIGGER api_keys_change_update");
       const { feed, notices } = ownFeed();
