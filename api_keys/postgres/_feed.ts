@@ -47,13 +47,23 @@ const CHANNEL_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
  */
 const TRIGGER_COUNT = 3;
 
+/** The triggers for channel `$N` (`pg_trigger` rows). */
+const TRIGGERS_OF = (n: number) =>
+  " FROM pg_trigger" +
+  " WHERE tgrelid = to_regclass('api_keys') AND tgfoid = to_regproc('api_key_change_notify')" +
+  ` AND tgargs = convert_to($${n}, 'UTF8') || '\\x00'::bytea`;
 /** How many of the triggers for channel `$N` fire on ordinary writes. */
 const COUNT_TRIGGERS_SQL = (n: number) =>
-  "SELECT count(*)::int FROM pg_trigger" +
-  " WHERE tgrelid = to_regclass('api_keys') AND tgfoid = to_regproc('api_key_change_notify')" +
-  ` AND tgenabled IN ('O', 'A') AND tgargs = convert_to($${n}, 'UTF8') || '\\x00'::bytea`;
+  `SELECT count(*)::int${TRIGGERS_OF(n)} AND tgenabled IN ('O', 'A')`;
+/**
+ * The row versions of the triggers for channel `$N`: any `ALTER TABLE … DISABLE/ENABLE TRIGGER`
+ * writes a new one, also one undone in the same transaction, around writes no trigger logged.
+ */
+const TRIGGER_VERSIONS_SQL = (n: number) =>
+  `SELECT string_agg(xmin::text, ',' ORDER BY oid)${TRIGGERS_OF(n)}`;
 /** The triggers firing, whether the log exists, and whether the counter has its epoch (0029). */
 const CHECK_TRIGGERS_SQL = `SELECT (${COUNT_TRIGGERS_SQL(1)}) AS n,` +
+  ` (${TRIGGER_VERSIONS_SQL(1)}) AS versions,` +
   " to_regclass('api_key_change_log') IS NOT NULL AS log, EXISTS (SELECT FROM pg_attribute" +
   " WHERE attrelid = to_regclass('api_key_change_counter') AND attname = 'epoch'" +
   " AND NOT attisdropped) AS epoch";
@@ -74,7 +84,8 @@ function counterReads(epoch: boolean): CounterReads {
   const from = `${epoch ? "c.epoch::text" : "NULL::text"} AS epoch FROM api_key_change_counter c`;
   return {
     counter: `SELECT c.n::text AS n, ${from}`,
-    log: `SELECT c.n::text AS counter, (${COUNT_TRIGGERS_SQL(2)}) AS triggers, l.n::text AS n,` +
+    log: `SELECT c.n::text AS counter, (${COUNT_TRIGGERS_SQL(2)}) AS triggers,` +
+      ` (${TRIGGER_VERSIONS_SQL(2)}) AS versions, l.n::text AS n,` +
       ` l.kind, l.prefix, ${from} LEFT JOIN LATERAL (SELECT n, kind, prefix` +
       ` FROM api_key_change_log WHERE n > $1::bigint ORDER BY n LIMIT ${LOG_READ_LIMIT}) l ON true` +
       " ORDER BY l.n",
@@ -289,6 +300,8 @@ export class PostgresChangeFeed implements PostgresApiKeyChangeFeed {
   #pruneWarned = false;
   /** The triggers were found not firing since the last sync: changes may have gone unlogged. */
   #triggersLost = false;
+  /** The triggers' row versions last read (`TRIGGER_VERSIONS_SQL`): another means they were altered. */
+  #triggerVersions: unknown;
   /** When the feed last confirmed that every change committed before then was delivered. */
   #syncedAt = -Infinity;
   #unhealthySince: number | undefined = performance.now();
@@ -416,7 +429,6 @@ export class PostgresChangeFeed implements PostgresApiKeyChangeFeed {
     const lost = new AbortController();
     const stop = () => lost.abort();
     this.#stop.signal.addEventListener("abort", stop);
-    const before = this.#triggersLost ? undefined : this.#lastSeen;
     const probe = `probe:${crypto.randomUUID()}`;
     let probeCame!: () => void;
     const probeArrived = new Promise<boolean>((resolve) => probeCame = () => resolve(true));
@@ -444,6 +456,8 @@ export class PostgresChangeFeed implements PostgresApiKeyChangeFeed {
       const reads = await this.#checkSchema(client, lost.signal) ? WITH_EPOCH : WITHOUT_EPOCH;
       this.#probe(client, probe, probeArrived, lost.signal);
       let startedAt = performance.now();
+      // Where the last connection left the counter, unless the triggers did not fire since.
+      const before = this.#triggersLost ? undefined : this.#lastSeen;
       this.#firstSync(await this.#readCounter(client, reads, lost.signal), before, startedAt);
       this.#live = { reads, signal: lost.signal };
       reachedSync = true;
@@ -482,7 +496,20 @@ export class PostgresChangeFeed implements PostgresApiKeyChangeFeed {
       throw new FeedError("the change log api_key_change_log is missing (migration 0005)");
     }
     this.#checkTriggers(rows[0]?.n);
+    this.#triggersAltered(rows[0]?.versions);
     return rows[0]?.epoch === true;
+  }
+
+  /**
+   * Whether the triggers were altered since the last read (their row versions changed: disabled,
+   * maybe enabled again in the same transaction, around writes no trigger logged); if so, the
+   * next sync resets.
+   */
+  #triggersAltered(versions: unknown): boolean {
+    const altered = this.#triggerVersions !== undefined && versions !== this.#triggerVersions;
+    this.#triggerVersions = versions;
+    if (altered) this.#triggersLost = true;
+    return altered;
   }
 
   /**
@@ -590,6 +617,11 @@ export class PostgresChangeFeed implements PostgresApiKeyChangeFeed {
     const epoch = parseEpoch(rows[0].epoch);
     const renumbered = counter < this.#lastSeen! || this.#renumbered(epoch);
     this.#epoch = epoch;
+    if (this.#triggersAltered(rows[0].versions)) {
+      this.#triggersLost = false;
+      this.#reset("missed", counter);
+      return;
+    }
     if (renumbered) {
       // Rows after the last change delivered may be of either numbering: none applies.
       this.#reset("missed", counter);
