@@ -35,6 +35,8 @@ import {
 } from "./harness.ts";
 
 const SCOPES = [{ resource: "orders", level: "read" as const }];
+/** An old deployment's pepper, shorter than the current one (a block fewer to compress). */
+const SHORT_PEPPER = "old-pepper-short";
 
 /** A nestarc-v0 key with its secret's last character changed (no checksum to keep). */
 function withWrongLegacySecret(raw: string): string {
@@ -153,7 +155,9 @@ for (const [shape, { inner, storage, steps, reset }] of Object.entries(shapes())
       const old = new ApiKeysService({ peppers: { 1: PEPPER_1, 2: PEPPER_2 }, storage: inner });
       const retired = await old.create({ tenantId: "t", name: "retired", scopes: SCOPES });
       service = new ApiKeysService({
-        peppers: { 1: PEPPER_1 },
+        // The old deployment's pepper, kept as version 3, shorter than the current one.
+        peppers: { 1: PEPPER_1, 3: SHORT_PEPPER },
+        currentPepperVersion: 1,
         storage,
         cache: { ttlMs: 60_000 },
         legacyKeyLayouts: ["nestarc-v0"],
@@ -173,6 +177,13 @@ for (const [shape, { inner, storage, steps, reset }] of Object.entries(shapes())
         hashScheme: "sha256-pepper",
         pepperVersion: 2,
       }));
+      const shortPeppered = nestarcKey("ak");
+      await inner.insert(
+        legacyRecord(shortPeppered, nestarcHash(shortPeppered.secret, SHORT_PEPPER), {
+          hashScheme: "sha256-pepper",
+          pepperVersion: 3,
+        }),
+      );
       const cached = await service.create({ tenantId: "t", name: "cached", scopes: SCOPES });
       const active = await service.create({ tenantId: "t", name: "active", scopes: SCOPES });
       const revoked = await service.create({ tenantId: "t", name: "revoked", scopes: SCOPES });
@@ -189,6 +200,9 @@ for (const [shape, { inner, storage, steps, reset }] of Object.entries(shapes())
       paths["sha256-pepper record, wrong secret"] = withWrongLegacySecret(peppered.raw);
       paths["sha256 record, wrong secret"] = withWrongLegacySecret(plain.raw);
       paths["sha256-pepper record, retired pepper"] = retiredLegacy.raw;
+      paths["sha256-pepper record, shorter pepper, wrong secret"] = withWrongLegacySecret(
+        shortPeppered.raw,
+      );
       // Warm up: the hasher's keys are imported, the retired warning given.
       for (const key of Object.values(paths)) await service.verify(key).catch(() => {});
     });
