@@ -397,10 +397,14 @@ function blocksOf(length: number): number {
   return ((length + 8) >>> 6) + 1;
 }
 
+/** Zeros hashed by `legacyDigest` (grown to the longest needed, then sliced). */
+let zeros = new Uint8Array(0);
+
 /**
- * `sha256` of `data` then `pepper` (the legacy digest), then as many discarded
- * compressions as a pepper of `longest` bytes would have added: the same
- * work whatever the pepper.
+ * `sha256` of `data` then `pepper` (the legacy digest), then one discarded
+ * hash of zeros compressing as many blocks more as a pepper of `longest`
+ * bytes would have added, plus one: the same hashes and compressions
+ * whatever the pepper (an unknown prefix's, the longest, too).
  */
 function legacyDigest(
   sha256: Sha256,
@@ -410,7 +414,8 @@ function legacyDigest(
 ): Uint8Array {
   const digest = sha256.create().update(data).update(pepper).digest();
   const extra = blocksOf(data.length + longest) - blocksOf(data.length + pepper.length);
-  if (extra > 0) sha256(new Uint8Array(64 * (extra - 1)));
+  if (zeros.length < 64 * extra) zeros = new Uint8Array(64 * extra);
+  sha256(zeros.subarray(0, 64 * extra)); // extra + 1 blocks
   return digest;
 }
 
