@@ -153,21 +153,30 @@ describe("importKeys", () => {
   it("a re-run correcting a never-upgraded record's hashScheme, pepperVersion or layout is a conflict naming them, never skipped", async () => {
     const { rows } = nestarcExport(3);
     const peppers = { 1: PEPPER_1, 2: PEPPER_2 };
-    const { service } = makeService({ cache: false, ...LEGACY, peppers }); // in memory: storesLayout
+    const { service, storage } = makeService({ cache: false, ...LEGACY, peppers }); // storesLayout
     const layouts = rows.map((row) => ({ ...row, layout: "nestarc-v0" }));
     const wrong = [
       { ...layouts[0], pepperVersion: 2 },
       { ...layouts[1], hashScheme: "sha256" as const, pepperVersion: 0 },
-      { ...layouts[2], layout: null },
+      layouts[2],
     ];
     assert.deepEqual(await service.importKeys(wrong), cleanImport({ imported: 3 }));
-    const result = await service.importKeys(layouts);
+    // The last one recorded in a legacy layout, its export corrected to the current one.
+    const result = await service.importKeys([layouts[0], layouts[1], {
+      ...layouts[2],
+      layout: null,
+    }]);
     assert.deepEqual(result.conflicts.map((c) => [c.index, c.message]), [
       [0, "the same key differs in pepperVersion"],
       [1, "the same key differs in hashScheme, pepperVersion"],
       [2, "the same key differs in layout"],
     ]);
     assert.equal(result.skipped, 0);
+    // No layout recorded (an app that keeps none wrote the row): not a difference.
+    const { layout: _, ...unrecorded } = (await storage.findById(rows[0].id!))!;
+    const other = makeService({ cache: false, ...LEGACY, peppers });
+    await other.storage.insert({ ...unrecorded, pepperVersion: 1 });
+    assert.deepEqual(await other.service.importKeys([layouts[0]]), cleanImport({ skipped: 1 }));
   });
 
   it("recognises a key upgraded on use whatever pepper version the re-run's service calls current", async () => {
