@@ -269,7 +269,7 @@ function sameSet(a: readonly string[] | undefined, b: readonly string[] | undefi
  * expiry is not compared once the key was rotated here, which set it), and,
  * while the stored hash is still the record's (never upgraded on use: with a
  * wrong one it never verified), how that hash is checked: `hashScheme`,
- * `pepperVersion` and, on a storage that keeps it (`layouts`), `layout`.
+ * `pepperVersion` and, on a storage that keeps it (`layouts`), a `layout` recorded.
  */
 function differences(existing: ApiKeyRecord, record: Valid, layouts: boolean): string[] {
   const fields: string[] = [];
@@ -277,7 +277,10 @@ function differences(existing: ApiKeyRecord, record: Valid, layouts: boolean): s
     const scheme = (r: { hashScheme?: string }) => r.hashScheme ?? CURRENT_HASH_SCHEME;
     if (scheme(existing) !== scheme(record)) fields.push("hashScheme");
     if (existing.pepperVersion !== record.pepperVersion) fields.push("pepperVersion");
-    if (layouts && (existing.layout ?? null) !== (record.layout ?? null)) fields.push("layout");
+    // A layout recorded only: a row with none may be an app's that keeps no layout (the key
+    // verifies in any accepted one), written before this tool's storage kept them.
+    const recorded = existing.layout !== undefined && existing.layout !== null;
+    if (layouts && recorded && existing.layout !== record.layout) fields.push("layout");
   }
   if (existing.tenantId !== record.tenantId) fields.push("tenantId");
   if (existing.environment !== record.environment) fields.push("environment");
