@@ -245,7 +245,7 @@ if (databaseReady("PrismaApiKeyStorage on PostgreSQL", unavailable)) {
       assert.equal(record?.revokedAt?.getTime(), revoked[0].at.getTime());
     });
 
-    it("an expiry PostgreSQL holds past what a Date can (infinity) counts as expired in hashReport too, as verify answers", async () => {
+    it("an expiry PostgreSQL holds past what a Date can (infinity) counts as expired in hashReport and the admin pages too, as verify answers", async () => {
       const storage = await freshStorage();
       const keys = service(storage);
       const scopes = [{ resource: "orders", level: "read" as const }];
@@ -257,6 +257,21 @@ if (databaseReady("PrismaApiKeyStorage on PostgreSQL", unavailable)) {
       );
       await assert.rejects(keys.verify(key), { code: "api_key_expired" });
       assert.equal((await keys.hashReport()).usable, 1);
+      // The admin pages: expired, never active (its page read back as out of its own filter).
+      const page = (status: "active" | "expired" | "all") =>
+        storage.listPageByTenant!("t-inf", {
+          limit: 10,
+          after: null,
+          q: null,
+          status,
+          environment: null,
+          sort: "created_desc",
+          now: new Date(),
+        }).then(({ records }) => records.map((record) => record.name).sort());
+      assert.deepEqual(
+        [await page("active"), await page("expired"), await page("all")],
+        [["other"], ["n"], ["n", "other"]],
+      );
     });
 
     it("1,000 concurrent creates for one tenant get 1,000 distinct prefixes", async () => {
