@@ -14,6 +14,7 @@ import { CURRENT_HASH_SCHEME } from "../hasher.ts";
 import { nullAbsentFields } from "./_answers.ts";
 import { epochMsOf, instantOf, sqlInstant } from "./_sql_instant.ts";
 import { acceptedUntilMs } from "../_accepted_until.ts";
+import { MAX_API_KEY_INSTANT_MS } from "../_input.ts";
 import type {
   ApiKeyRecordPage,
   ApiKeyRotationWait,
@@ -319,13 +320,21 @@ async function appendIn(tx: PrismaTransactionClient, audit: AuditAppend): Promis
  * Expired as `acceptedUntilMs` has it: `expiresAt` at or before `now`, or at
  * or before `rotatedAt` (a rotation without grace; NULL compares false).
  */
+/** The last instant a stored expiry is read as; a later one is unreadable. */
+const LAST_INSTANT = new Date(MAX_API_KEY_INSTANT_MS);
+
 function pageFilters(options: ListApiKeyPageOptions, rotatedAt: unknown): Record<string, unknown> {
   const { status, now, environment, q } = options;
-  const ended = { OR: [{ expiresAt: { lte: now } }, { expiresAt: { lte: rotatedAt } }] };
+  // An expiry past what a Date holds (`infinity`) cannot be read: expired (`acceptedUntilMs`).
+  const ended = {
+    OR: [{ expiresAt: { lte: now } }, { expiresAt: { lte: rotatedAt } }, {
+      expiresAt: { gt: LAST_INSTANT },
+    }],
+  };
   const unexpired = {
     OR: [{ expiresAt: null }, {
       AND: [
-        { expiresAt: { gt: now } },
+        { expiresAt: { gt: now, lte: LAST_INSTANT } },
         { OR: [{ rotatedAt: null }, { expiresAt: { gt: rotatedAt } }] },
       ],
     }],
