@@ -3,6 +3,7 @@ import assert from "node:assert/strict";
 import {
   API_KEY_STORAGE_METHODS,
   ApiKeyError,
+  type ApiKeyRateLimitPolicy,
   type ApiKeyStorage,
   ApiKeyStorageError,
   InMemoryApiKeyStorage,
@@ -357,17 +358,25 @@ describe("protect", () => {
     assert.match(lines[2], /onError returned no Response/);
   });
 
-  it("nested (an app-wide protect around a route's): the request is charged once when the route asks the same charge; a route asking another cost is charged on its own; the route checks its own requirements", async () => {
+  /** A service with a limiter, a read key of one `policy` and `credits`, and its authorizer. */
+  const limitedKey = async (policy: ApiKeyRateLimitPolicy, credits: number) => {
     const { service } = makeService({ limiter: createRateLimiter({ logger: () => {} }) });
     const { key } = await service.create({
       tenantId: "t1",
       name: "limited",
       environment: "test",
       scopes: [{ resource: "orders", level: "read" }],
-      rateLimits: [{ name: "minute", limit: 10, windowMs: 60_000 }],
-      credits: { remaining: 10 },
+      rateLimits: [policy],
+      credits: { remaining: credits },
     });
-    const authorize = createApiKeyAuthorizer(service);
+    return { service, key, authorize: createApiKeyAuthorizer(service) };
+  };
+
+  it("nested (an app-wide protect around a route's): the request is charged once when the route asks the same charge; a route asking another cost is charged on its own; the route checks its own requirements", async () => {
+    const { service, key, authorize } = await limitedKey(
+      { name: "minute", limit: 10, windowMs: 60_000 },
+      10,
+    );
     const seen: (number | undefined)[] = [];
     const route = authorize.require({ cost: 3 }).protect((request) => {
       seen.push(getApiKeyContext(request)?.creditResult?.remaining);
@@ -403,16 +412,10 @@ describe("protect", () => {
   });
 
   it("nested: no cost and cost 1 are two charges (no cost counts each policy at its own cost): a policy of cost 5 is never counted at 1", async () => {
-    const { service } = makeService({ limiter: createRateLimiter({ logger: () => {} }) });
-    const { key } = await service.create({
-      tenantId: "t1",
-      name: "limited",
-      environment: "test",
-      scopes: [{ resource: "orders", level: "read" }],
-      rateLimits: [{ name: "search", limit: 100, windowMs: 60_000, cost: 5 }],
-      credits: { remaining: 100 },
-    });
-    const authorize = createApiKeyAuthorizer(service);
+    const { service, key, authorize } = await limitedKey(
+      { name: "search", limit: 100, windowMs: 60_000, cost: 5 },
+      100,
+    );
     for (
       const [outer, inner] of [[authorize, authorize.require({ cost: 1 })], [
         authorize.require({ cost: 1 }),
