@@ -723,7 +723,7 @@ if (databaseReady("change feed on PostgreSQL", unavailable)) {
       return { feed, notices };
     };
 
-    it("a counter restored below the last change delivered (its row lost, then inserted with DEFAULT VALUES, as the error advises) resets at once; later changes arrive as themselves", async () => {
+    it("a counter restored below the last change delivered (its row lost, then inserted with DEFAULT VALUES, as the error of 0002 and 0005 advised) resets at once; later changes arrive as themselves", async () => {
       // A fleet that has run for a while: the counter far from 0.
       await own.query("UPDATE api_key_change_counter SET n = 1000000");
       const { feed, notices } = ownFeed();
@@ -850,6 +850,30 @@ if (databaseReady("change feed on PostgreSQL", unavailable)) {
       assert.equal(counter, feed.status().counter);
       assert.equal(feed.status().reconnects, reconnects);
       assert.equal(feed.status().healthy, true);
+    });
+
+    it("with migration 0032: a lost counter row's error names a restore above the log's rows; run as printed, the next write works", async () => {
+      await own.query(
+        await Deno.readTextFile(
+          new URL(
+            "../../prisma/migrations/0032_api_key_change_restore/migration.sql",
+            import.meta.url,
+          ),
+        ),
+      );
+      // The log holds rows from 1 on (the cases above), as a fleet's last 5 minutes do.
+      await own.query(INSERT_SQL, rowValues("restore-a", "RestorePfxA1"));
+      const lose = "DELETE FROM api_key_change_counter";
+      const rename = "UPDATE api_keys SET name = 'renamed' WHERE id = 'restore-a'";
+      const error = await own.query(`${lose}; ${rename}`).then(() => undefined, (e) => e as Error);
+      const advice = /api_key_change_counter has no row: restore it (?:.* )?with (INSERT INTO .*)$/
+        .exec(error?.message ?? "");
+      assert.ok(advice, `the error names a restore: ${error?.message}`);
+      await own.query(`${lose}; ${advice[1]}`);
+      const before = await own.query("SELECT max(n)::int AS n FROM api_key_change_log");
+      await own.query(rename);
+      const after = await own.query("SELECT n::int FROM api_key_change_counter");
+      assert.equal(after.rows[0].n, before.rows[0].n + 1);
     });
 
     it("with migration 0029: a counter restored and moved past the last change delivered in one transaction resets (its epoch changed)", async () => {
