@@ -34,7 +34,11 @@ export const MIGRATION_OF: Readonly<Record<string, readonly string[]>> = {
   // columns of api_key_change_counter
   epoch: ["0029_api_key_change_epoch"],
   // functions
-  api_key_change_emit: ["0002_api_key_change_feed", "0005_api_key_change_log"],
+  api_key_change_emit: [
+    "0002_api_key_change_feed",
+    "0005_api_key_change_log",
+    "0032_api_key_change_restore",
+  ],
   api_key_change_notify: ["0002_api_key_change_feed"],
   rate_limit_check: ["0007_rate_limit_counters", "0009_credit_balances"],
   credit_boundary: ["0009_credit_balances"],
