@@ -721,6 +721,28 @@ describe("listSummaries with credits", () => {
     }
   });
 
+  it("shows the refill boundary itself when the store's clock reads later than the service's (a round trip away): own balance and pool", async () => {
+    const { clocks, store, open } = restartable(Date.parse("2030-01-10T12:00:00.000Z"));
+    const service = open();
+    await service.create({
+      tenantId: "t1",
+      name: "plan",
+      scopes: READ_ORDERS,
+      credits: {
+        remaining: 5,
+        refill: { amount: 5, interval: "daily" },
+        pool: { remaining: 50, refill: { amount: 50, interval: "monthly", day: 31 } },
+      },
+    });
+    store.now = clocks.now + 300; // the read lands 300 ms after the service read its clock
+    const [summary] = await service.listSummaries("t1");
+    assert.deepEqual(summary.credits?.nextRefillAt, new Date(Date.parse("2030-01-11T00:00:00.000Z")));
+    assert.deepEqual(
+      summary.tenantCredits?.nextRefillAt,
+      new Date(Date.parse("2030-01-31T00:00:00.000Z")),
+    );
+  });
+
   it("answers the last written-back balance, refills due applied, when the store fails", async () => {
     const failing: RateLimitStore = {
       name: "failing",
