@@ -107,11 +107,16 @@ export function balanceKeyOf(credits: ApiKeyCredits, id: string): string | undef
   return own === undefined ? undefined : own.balanceKeyId ?? id;
 }
 
-/** The balance of a store's answer at `nowMs`. */
-function balanceOf(result: CounterResult, nowMs: number): ApiKeyCreditBalance {
+/**
+ * The balance of a store's answer for a balance with `credits`' refill rule, read around
+ * `nowMs`: its next refill the store's boundary itself (`appliedAt`), never a round trip early.
+ */
+function balanceOf(credits: Credits, result: CounterResult, nowMs: number): ApiKeyCreditBalance {
   return {
     remaining: result.remaining,
-    nextRefillAt: result.resetMs < 0 ? null : new Date(nowMs + result.resetMs),
+    nextRefillAt: result.resetMs < 0
+      ? null
+      : new Date(appliedAt(credits, result, nowMs).getTime() + result.resetMs),
   };
 }
 
@@ -427,7 +432,7 @@ export class CreditBook {
       chunk.forEach((read, j) => {
         const balance = answered === undefined
           ? storedBalance(read.stored, nowMs)
-          : balanceOf(answered[j], nowMs);
+          : balanceOf(read.stored, answered[j], nowMs);
         for (const i of read.at) answers[i][read.owner] = balance;
       });
     }
@@ -583,7 +588,7 @@ export class CreditBook {
       }
       return {
         record,
-        balance: balanceOf(result, at.getTime()),
+        balance: balanceOf(ruled, result, now),
         before: result.before,
         ruleBefore: storedRefill(credits.refill) ?? null,
       };

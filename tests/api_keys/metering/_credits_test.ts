@@ -736,7 +736,10 @@ describe("listSummaries with credits", () => {
     });
     store.now = clocks.now + 300; // the read lands 300 ms after the service read its clock
     const [summary] = await service.listSummaries("t1");
-    assert.deepEqual(summary.credits?.nextRefillAt, new Date(Date.parse("2030-01-11T00:00:00.000Z")));
+    assert.deepEqual(
+      summary.credits?.nextRefillAt,
+      new Date(Date.parse("2030-01-11T00:00:00.000Z")),
+    );
     assert.deepEqual(
       summary.tenantCredits?.nextRefillAt,
       new Date(Date.parse("2030-01-31T00:00:00.000Z")),
