@@ -93,4 +93,29 @@ describe("client/elements/_dialogs.ts", () => {
       delete global.document;
     }
   });
+
+  it("the revoke confirmation turns on for the name as the prompt shows it: runs of spaces (shown as one), line breaks and edge spaces read as shown; another name never", () => {
+    const global = globalThis as { document?: unknown };
+    global.document = { createElement: () => new FakeElement() };
+    try {
+      const cases: [string, string, boolean][] = [
+        ["ab  cd", "ab cd", true],
+        ["ab  cd", "ab  cd", true],
+        [" padded ", "padded", true],
+        ["two\nlines", "two lines", true],
+        ["Cafe\u0301", "Caf\u00e9", true],
+        ["ab  cd", "abcd", false],
+        ["ab cd", "ab cd!", false],
+        ["prod", "PROD", false],
+      ];
+      for (const [stored, typed, turnsOn] of cases) {
+        const [key] = keysOf([{ id: "k1", name: stored, prefix: "ak_1" }]);
+        const { focus, confirmed } = dialogs.revokeFields(key, API_KEYS_MANAGER_STRINGS);
+        (focus as unknown as FakeElement).type(typed);
+        assert.equal(confirmed(), turnsOn, `${JSON.stringify(stored)} typed ${JSON.stringify(typed)}`);
+      }
+    } finally {
+      delete global.document;
+    }
+  });
 });
