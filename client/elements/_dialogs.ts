@@ -293,10 +293,14 @@ export function renameFields(key: KeyView, s: ApiKeysManagerStrings, f: Format):
   };
 }
 
+/** A name as a page shows it: composed (NFC), each run of white space one space, none at the ends. */
+const shown = (name: string) => name.normalize("NFC").replace(/\s+/gu, " ").trim();
+
 /**
  * The revoke confirmation: the prompt quoting the name as a text field can
  * hold it (each line break a space: a name stored before they were refused),
- * the field, and whether it holds that name.
+ * the field, and whether it holds that name as the prompt shows it (`shown`:
+ * a run of spaces renders as one, so typing what is seen confirms).
  */
 export function revokeFields(
   key: KeyView,
@@ -310,7 +314,7 @@ export function revokeFields(
       h("label", {}, s.name, typed),
     ],
     focus: typed,
-    confirmed: () => typed.value === name,
+    confirmed: () => shown(typed.value) === shown(name),
     body: () => ({}),
   };
 }
