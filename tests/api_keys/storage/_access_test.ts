@@ -777,8 +777,14 @@ describe("StorageAccess", () => {
     for (const shape of [{}, { readUsageOfKeys: undefined }]) {
       const access = new StorageAccess(Object.assign(storage, shape), 1000, "s");
       const many = Array.from({ length: MAX_KEYS_PER_READ + 1 }, (_, i) => `k${i}`);
-      await assert.rejects(access.usage!.readKeys({ ...window, keyIds: many }), TypeError);
-      await assert.rejects(access.usage!.readKeys({ ...window, keyIds: ["a", "a"] }), TypeError);
+      await assert.rejects(access.usage!.readKeys({ ...window, keyIds: many }), {
+        name: "TypeError",
+        message: `ids must be at most ${MAX_KEYS_PER_READ} key ids`,
+      });
+      await assert.rejects(access.usage!.readKeys({ ...window, keyIds: ["a", "a"] }), {
+        name: "TypeError",
+        message: "ids must not name a key id twice",
+      });
       assert.equal(reads.length, 0, "a refused list reaches no storage");
       await access.usage!.readKeys({ ...window, keyIds: ["a"] });
       assert.equal(reads.length, 1, "a list in bounds is read");
