@@ -145,9 +145,8 @@ export const MAX_KEYS_PER_READ = 100;
  * admin routes' 400 naming `keys`).
  */
 export function keyIdsProblem(ids: readonly string[]): string | undefined {
-  return ids.length > MAX_KEYS_PER_READ || new Set(ids).size !== ids.length
-    ? `must be at most ${MAX_KEYS_PER_READ} distinct key ids`
-    : undefined;
+  if (ids.length > MAX_KEYS_PER_READ) return `must be at most ${MAX_KEYS_PER_READ} key ids`;
+  return new Set(ids).size === ids.length ? undefined : "must not name a key id twice";
 }
 
 /** `ids` of one read of several keys (see `keyIdsProblem`); else a `TypeError`. */

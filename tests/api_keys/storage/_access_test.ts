@@ -766,7 +766,7 @@ describe("StorageAccess", () => {
     );
   });
 
-  it("usage readKeys: at most MAX_KEYS_PER_READ distinct key ids, else a TypeError before any storage read", async () => {
+  it("usage readKeys: at most MAX_KEYS_PER_READ key ids, none twice, else a TypeError naming which before any storage read", async () => {
     const reads: unknown[] = [];
     const storage = Object.assign(new InMemoryApiKeyStorage(), {
       recordUsage: () => Promise.resolve(),
