@@ -94,7 +94,7 @@ describe("client/elements/_dialogs.ts", () => {
     }
   });
 
-  it("the revoke confirmation turns on for the name as the prompt shows it: runs of spaces (shown as one), line breaks and edge spaces read as shown; another name never", () => {
+  it("the revoke confirmation turns on for the name as the prompt shows it: runs of spaces (shown as one), line breaks and edge spaces read as shown; another name, or a space a page does not collapse, never", () => {
     const global = globalThis as { document?: unknown };
     global.document = { createElement: () => new FakeElement() };
     try {
@@ -107,12 +107,20 @@ describe("client/elements/_dialogs.ts", () => {
         ["ab  cd", "abcd", false],
         ["ab cd", "ab cd!", false],
         ["prod", "PROD", false],
+        // Spaces a page does not collapse, or shows as a mark, or draws as nothing: as stored.
+        ["prod\u1680api", "prod api", false],
+        ["a\u00a0\u00a0\u00a0b", "a b", false],
+        ["ab\ufeffcd", "ab cd", false],
       ];
       for (const [stored, typed, turnsOn] of cases) {
         const [key] = keysOf([{ id: "k1", name: stored, prefix: "ak_1" }]);
         const { focus, confirmed } = dialogs.revokeFields(key, API_KEYS_MANAGER_STRINGS);
         (focus as unknown as FakeElement).type(typed);
-        assert.equal(confirmed(), turnsOn, `${JSON.stringify(stored)} typed ${JSON.stringify(typed)}`);
+        assert.equal(
+          confirmed(),
+          turnsOn,
+          `${JSON.stringify(stored)} typed ${JSON.stringify(typed)}`,
+        );
       }
     } finally {
       delete global.document;
