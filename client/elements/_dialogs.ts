@@ -293,8 +293,12 @@ export function renameFields(key: KeyView, s: ApiKeysManagerStrings, f: Format):
   };
 }
 
-/** A name as a page shows it: composed (NFC), each run of white space one space, none at the ends. */
-const shown = (name: string) => name.normalize("NFC").replace(/\s+/gu, " ").trim();
+/**
+ * A name as a page shows it: composed (NFC), each run of the white space a page collapses (space,
+ * tab, line breaks, form feed: never a no-break or other Unicode space) one space, none at the ends.
+ */
+const shown = (name: string) =>
+  name.normalize("NFC").replace(/[ \t\n\r\f]+/g, " ").replace(/^ | $/g, "");
 
 /**
  * The revoke confirmation: the prompt quoting the name as a text field can
