@@ -193,7 +193,9 @@ export class ApiKeysService {
   }
 
   /**
-   * Await before serving (the Nest module does). With `retiredPepperVersions`,
+   * Await before serving (the Nest module does). Awaits the storage's `ready()`
+   * (a capability): a misconfigured storage rejects with its `TypeError` (for
+   * `PrismaApiKeyStorage`, a session whose time zone is not UTC). With `retiredPepperVersions`,
    * rejects with an `Error` naming the counts while usable records remain on
    * a retired pepper version or on `sha256`, and with `ApiKeyStorageError`
    * when the storage is down. With a `limiter`, awaits its `ready()`: a
@@ -206,6 +208,7 @@ export class ApiKeysService {
   async ready(): Promise<void> {
     const limiter = this.#limiter;
     await Promise.all([
+      this.#settings.storage.ready(),
       checkReady(this.#settings),
       limiter?.ready(),
       limiter && loadSha256(),

@@ -317,6 +317,7 @@ export class StorageAccess {
     | ((id: string, expectedHash: string, next: ApiKeyHashReplacement) => Promise<boolean>)
     | undefined;
   readonly #countHashes: ((now: Date) => Promise<ApiKeyHashCount[]>) | undefined;
+  readonly #ready: (() => Promise<void>) | undefined;
   readonly #forTenant:
     | Required<Pick<ApiKeyStorage, "markRevokedForTenant" | "rotateForTenant">>
     | undefined;
@@ -460,6 +461,7 @@ export class StorageAccess {
     this.#markRevokedIfActive = store.markRevokedIfActive?.bind(store);
     this.#replaceHash = store.replaceHash?.bind(store);
     this.#countHashes = store.countHashes?.bind(store);
+    this.#ready = store.ready?.bind(store);
     this.#listPage = store.listPageByTenant?.bind(store);
     this.#findByReplacement = store.findByReplacement?.bind(store);
     this.#findManyByIds = store.findManyByIds?.bind(store);
@@ -870,6 +872,21 @@ export class StorageAccess {
       () => replaceHash(id, expectedHash, next),
       (a) => a.readBoolean,
     );
+  }
+
+  /**
+   * `ready` (the capability; resolves at once without it) within the deadline: its
+   * `TypeError` (the storage misconfigured) rejects as it is, any other failure as an
+   * `ApiKeyStorageError`.
+   */
+  async ready(): Promise<void> {
+    const ready = this.#ready;
+    if (ready === undefined) return;
+    try {
+      await this.withDeadline("storage", ready);
+    } catch (error) {
+      throw error instanceof TypeError ? error : toStorageError("ready", error);
+    }
   }
 
   /** Whether the storage has the `countHashes` capability. */

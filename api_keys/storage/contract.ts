@@ -606,6 +606,11 @@ export function runApiKeyStorageContract(
     );
   });
 
+  test("ready (when present) resolves on a storage set up as it should be", async () => {
+    const storage = await factory();
+    await storage.ready?.();
+  });
+
   test("countHashes (when present) counts usable records per hash scheme and pepper version (a key rotated without grace ended at its rotation, whatever the clock)", async () => {
     const storage = await factory();
     const count = storage.countHashes?.bind(storage);

@@ -121,6 +121,17 @@ END
 WHERE tenant_id = $1 AND ${POOL_UPDATED_AT} IS NOT NULL
 RETURNING prefix`;
 
+/**
+ * `ready`: `$1`, `$3` two instants (January and July: either half of a year
+ * with summer time) as `Date`s, sent as the client sends every instant it
+ * writes, `$2`, `$4` the same as ISO text; whether each arrived as itself, and
+ * the session's time zone.
+ */
+const SESSION_ZONE_SQL =
+  `SELECT ($1::timestamptz = $2::text::timestamptz AND $3::timestamptz = $4::text::timestamptz)
+    AS exact, left(current_setting('TimeZone'), 64) AS zone`;
+const [JANUARY, JULY] = [new Date(Date.UTC(2000, 0, 15)), new Date(Date.UTC(2000, 6, 15))];
+
 /** Rows per `findMany` page of `countHashes`. */
 const COUNT_PAGE = 1_000;
 
@@ -540,6 +551,16 @@ export class PrismaApiKeyStorage implements ApiKeyStorage {
     updatedAt: Date,
   ) => Promise<string[]>;
   /**
+   * Capability, with a client that has `$queryRawUnsafe` (a generated
+   * `PrismaClient`): one statement checking that an instant the client sends
+   * arrives as itself. A driver adapter (`@prisma/adapter-pg` 7,
+   * prisma/orm#28629) sends it without its offset, so in a session whose time
+   * zone is not UTC every instant Prisma writes is stored moved by the zone's
+   * offset, while this storage's raw statements store true ones: a
+   * `TypeError` naming the zone and the fix.
+   */
+  readonly ready?: () => Promise<void>;
+  /**
    * Capability, with the `expiryNotices` option only: one page of unrevoked
    * keys expiring in the window (`apiKey.findMany` with `take`).
    */
@@ -594,6 +615,25 @@ export class PrismaApiKeyStorage implements ApiKeyStorage {
       "client.apiKey",
     );
     this.#client = client;
+    const raw = (client as Partial<PrismaUsageClient>).$queryRawUnsafe;
+    if (typeof raw === "function") {
+      this.ready = async () => {
+        const args = [JANUARY, JANUARY.toISOString(), JULY, JULY.toISOString()];
+        const [row] = await raw.call(client, SESSION_ZONE_SQL, ...args) as {
+          exact: boolean;
+          zone: string;
+        }[];
+        if (row?.exact === true) return;
+        throw new TypeError(
+          `PrismaApiKeyStorage: the database session's time zone is ${row?.zone}, not UTC: ` +
+            "the Prisma Client stores each instant it writes moved by its offset " +
+            "(@prisma/adapter-pg, prisma/orm#28629), this storage's raw statements true ones. " +
+            "Set it on the adapter's connection string (?options=-c%20TimeZone%3DUTC) or for " +
+            "the app's role (ALTER ROLE ... SET timezone = 'UTC'); docs/operations.md, " +
+            '"Connection URLs and schemas"',
+        );
+      };
+    }
     const rotatedAt = client.apiKey.fields?.rotatedAt;
     if (rotatedAt !== undefined) {
       this.listPageByTenant = (tenantId, options) => this.#listPage(tenantId, options, rotatedAt);

@@ -124,6 +124,14 @@ export interface ApiKeyStorage {
    */
   countHashes?(now: Date): Promise<ApiKeyHashCount[]>;
   /**
+   * Capability: checks, before the service serves (`service.ready()`, the
+   * Nest module's init), that the storage can serve as configured: rejects
+   * with a `TypeError` naming the fix when it cannot (`PrismaApiKeyStorage`: a
+   * session whose time zone is not UTC), with another error when the storage
+   * fails. Without it, nothing is checked.
+   */
+  ready?(): Promise<void>;
+  /**
    * Capability (with `rotateForTenant`): `markRevokedIfActive` only for a
    * record of `tenantId`, checked in the same step; else rejects with
    * `api_key_record_not_found`. Without them, the service reads the tenant first.
@@ -378,6 +386,7 @@ export type ApiKeyStorageCapability =
   | "markRevokedIfActive"
   | "replaceHash"
   | "countHashes"
+  | "ready"
   | "storesLayout"
   | "storesRateLimits"
   | "storesRateLimitKeyId"

@@ -766,6 +766,17 @@ describe("StorageAccess", () => {
     );
   });
 
+  it("ready: resolves without the capability; the storage's TypeError as it is, another failure or no answer by the deadline an ApiKeyStorageError", async () => {
+    await new StorageAccess(new InMemoryApiKeyStorage(), 50, "s").ready();
+    const readying = (ready: () => Promise<void>) =>
+      new StorageAccess(Object.assign(new InMemoryApiKeyStorage(), { ready }), 50, "s").ready();
+    const misconfigured = new TypeError("the session's time zone is not UTC");
+    await assert.rejects(readying(() => Promise.reject(misconfigured)), (e) => e === misconfigured);
+    await assert.rejects(readying(() => Promise.reject(new Error("down"))), ApiKeyStorageError);
+    await assert.rejects(readying(() => new Promise(() => {})), ApiKeyStorageError);
+    await readying(() => Promise.resolve());
+  });
+
   it("usage readKeys: at most MAX_KEYS_PER_READ key ids, none twice, else a TypeError naming which before any storage read", async () => {
     const reads: unknown[] = [];
     const storage = Object.assign(new InMemoryApiKeyStorage(), {
