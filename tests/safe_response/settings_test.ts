@@ -71,10 +71,21 @@ describe("resolveSettings", () => {
 });
 
 describe("resolveSettings problemDetails", () => {
-  it("takes a baseUrl that is an absolute URL and an RFC 3986 URI", () => {
+  it("takes a baseUrl that is an absolute URL and an RFC 3986 URI, without a query or fragment", () => {
     const baseUrl = "https://errors.example.com/probl%C3%A8mes";
     assert.deepEqual(resolveSettings({ problemDetails: { baseUrl } }).problemDetails, { baseUrl });
-    for (const bad of ["https://errors.example.com/problèmes", "/problems", "https://e.com/{x}"]) {
+    for (
+      const bad of [
+        "https://errors.example.com/problèmes",
+        "/problems",
+        "https://e.com/{x}",
+        // A query or fragment would hold each code instead of the path.
+        "https://e.example.com/problems?v=2",
+        "https://e.example.com/problems#types",
+        "https://e.example.com/problems?",
+        "https://e.example.com/problems#",
+      ]
+    ) {
       assert.throws(
         () => resolveSettings({ problemDetails: { baseUrl: bad } }),
         /problemDetails\.baseUrl` must be an absolute URL/,
