@@ -174,8 +174,15 @@ function problemDetails(value: unknown): SafeResponseSettings["problemDetails"] 
   if (value === true) return {};
   const { baseUrl } = bag(value, "problemDetails", ["baseUrl"]);
   if (baseUrl === undefined) return {};
-  if (typeof baseUrl !== "string" || !URL.canParse(baseUrl) || !isUriReference(baseUrl)) {
-    fail("problemDetails.baseUrl", "an absolute URL (an RFC 3986 URI: non-ASCII percent-encoded)");
+  // Each type is `<baseUrl>/<code>`: a query or fragment would hold the code, not the path.
+  if (
+    typeof baseUrl !== "string" || !URL.canParse(baseUrl) || !isUriReference(baseUrl) ||
+    /[?#]/.test(baseUrl)
+  ) {
+    fail(
+      "problemDetails.baseUrl",
+      "an absolute URL (an RFC 3986 URI: non-ASCII percent-encoded) without a query or fragment",
+    );
   }
   return { baseUrl };
 }
