@@ -29,7 +29,7 @@ export const FAULT_MODES: FaultMode[] = [
 /** Text that must never reach a caller, a sink or a log. */
 export const CAUSE_SECRET = "db-password=hunter2-internal-host-10.9.8.7";
 
-type Method = keyof ApiKeyStorage;
+type Method = (typeof API_KEY_STORAGE_METHODS)[number];
 
 /** A malformed value standing in for a record (or a list) in the given mode. */
 function malformedValue(mode: FaultMode, method: Method, good: unknown): unknown {
