@@ -195,7 +195,8 @@ export class ApiKeysService {
   /**
    * Await before serving (the Nest module does). Awaits the storage's `ready()`
    * (a capability): a misconfigured storage rejects with its `TypeError` (for
-   * `PrismaApiKeyStorage`, a session whose time zone is not UTC). With `retiredPepperVersions`,
+   * `PrismaApiKeyStorage`, a session whose time zone is not UTC); a storage
+   * down logs one line and resolves. With `retiredPepperVersions`,
    * rejects with an `Error` naming the counts while usable records remain on
    * a retired pepper version or on `sha256`, and with `ApiKeyStorageError`
    * when the storage is down. With a `limiter`, awaits its `ready()`: a
@@ -208,7 +209,7 @@ export class ApiKeysService {
   async ready(): Promise<void> {
     const limiter = this.#limiter;
     await Promise.all([
-      this.#settings.storage.ready(),
+      this.#settings.storage.ready().then((line) => line === undefined || console.warn(line)),
       checkReady(this.#settings),
       limiter?.ready(),
       limiter && loadSha256(),

@@ -875,17 +875,21 @@ export class StorageAccess {
   }
 
   /**
-   * `ready` (the capability; resolves at once without it) within the deadline: its
-   * `TypeError` (the storage misconfigured) rejects as it is, any other failure as an
-   * `ApiKeyStorageError`.
+   * `ready` (the capability; nothing without it) within the deadline: its `TypeError` (the
+   * storage misconfigured) rejects as it is; any other failure, or no answer by the deadline (a
+   * storage down at start-up, whose calls fail as they do any time), resolves to the line to log
+   * (its error's name only: a driver's message may hold a connection string).
    */
-  async ready(): Promise<void> {
+  async ready(): Promise<string | undefined> {
     const ready = this.#ready;
-    if (ready === undefined) return;
+    if (ready === undefined) return undefined;
     try {
       await this.withDeadline("storage", ready);
+      return undefined;
     } catch (error) {
-      throw error instanceof TypeError ? error : toStorageError("ready", error);
+      if (error instanceof TypeError) throw error;
+      return `api-keys: ${this.name}.ready() did not answer at start-up (${errorNameOf(error)}): ` +
+        "not checked; its calls fail as storage errors until it answers";
     }
   }
 

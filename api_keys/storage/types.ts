@@ -128,7 +128,8 @@ export interface ApiKeyStorage {
    * Nest module's init), that the storage can serve as configured: rejects
    * with a `TypeError` naming the fix when it cannot (`PrismaApiKeyStorage`: a
    * session whose time zone is not UTC), with another error when the storage
-   * fails. Without it, nothing is checked.
+   * fails (the service then logs one line and starts). Without it, nothing is
+   * checked.
    */
   ready?(): Promise<void>;
   /**

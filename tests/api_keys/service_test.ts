@@ -244,3 +244,24 @@ describe("ApiKeysService: the construction's warnings", () => {
     }
   });
 });
+
+describe("ApiKeysService.ready: the storage's ready()", () => {
+  it("a TypeError (the storage misconfigured) rejects; a storage down logs one line and resolves; none without the capability", async () => {
+    const misconfigured = new TypeError("the session's time zone is America/New_York, not UTC");
+    const readying = (ready: () => Promise<void>) =>
+      makeService({ storage: Object.assign(new InMemoryApiKeyStorage(), { ready }) }).service;
+    await assert.rejects(readying(() => Promise.reject(misconfigured)).ready(), misconfigured);
+    const warn = console.warn;
+    const lines: string[] = [];
+    console.warn = (line: string) => lines.push(line);
+    try {
+      await readying(() => Promise.reject(new Error("ECONNREFUSED"))).ready();
+      assert.equal(lines.length, 1);
+      assert.match(lines[0], /\.ready\(\) did not answer at start-up \(Error\): not checked/);
+      await makeService().service.ready();
+      assert.equal(lines.length, 1, "nothing without the capability");
+    } finally {
+      console.warn = warn;
+    }
+  });
+});
