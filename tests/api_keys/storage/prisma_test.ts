@@ -169,6 +169,26 @@ describe("PrismaApiKeyStorage", () => {
     assert.match(String(queries[0][0]), /^UPDATE api_keys SET credits = .*RETURNING prefix$/s);
   });
 
+  it("ready: with $queryRawUnsafe only; an instant not arriving as itself is a TypeError naming the zone, an answer that is no row an Error (unchecked, logged), never the zone check passed", async () => {
+    assert.equal(new PrismaApiKeyStorage(fakePrismaClient()).ready, undefined);
+    const answering = (answer: unknown) =>
+      new PrismaApiKeyStorage(
+        Object.assign(fakePrismaClient(), { $queryRawUnsafe: () => Promise.resolve(answer) }),
+      ).ready!();
+    await answering([{ exact: true, zone: "UTC" }]);
+    await assert.rejects(answering([{ exact: false, zone: "Asia/Kolkata" }]), {
+      name: "TypeError",
+      message: /time zone is Asia\/Kolkata, not UTC/,
+    });
+    for (const answer of [undefined, [], [{}], [{ exact: "true" }], { exact: true }]) {
+      await assert.rejects(
+        answering(answer),
+        (e: Error) => e.constructor === Error,
+        String(answer),
+      );
+    }
+  });
+
   it("findManyByIds: one findMany where id in the ids and the tenant, by id", async () => {
     const client = fakePrismaClient();
     const asked: unknown[] = [];
