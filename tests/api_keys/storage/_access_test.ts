@@ -919,4 +919,31 @@ describe("StorageAccess.withDeadline and a write past the deadline", () => {
       globalThis.removeEventListener?.("error", onError as EventListener);
     }
   });
+
+  it("a rotate landing past the deadline as not_rotatable (another rotation won) is nothing to do: no late answer, no warning; a late rotation is answered", async () => {
+    const warn = console.warn;
+    const lines: unknown[] = [];
+    console.warn = (...args: unknown[]) => lines.push(args);
+    try {
+      for (const [landed, answered] of [["not_rotatable", []], ["rotated", ["rotated"]]] as const) {
+        let finish!: (value: string) => void;
+        const storage = Object.assign(await plain(), {
+          rotate: () => new Promise<string>((resolve) => finish = resolve),
+        });
+        const access = new StorageAccess(storage, 10, "s");
+        const answers: unknown[] = [];
+        const input = {} as Parameters<ApiKeyStorage["rotate"]>[0];
+        await assert.rejects(
+          access.rotate(input, undefined, { answer: (value) => answers.push(value) }),
+          ApiKeyStorageError,
+        );
+        finish(landed);
+        await new Promise((resolve) => setTimeout(resolve, 5));
+        assert.deepEqual(answers, answered, landed);
+      }
+      assert.deepEqual(lines, [], "nothing warned");
+    } finally {
+      console.warn = warn;
+    }
+  });
 });
