@@ -765,7 +765,7 @@ export class StorageAccess {
   /**
    * `rotate` (with `audit`, appended in the same step), answering `"rotated"`,
    * or nothing from a storage written for the spec. Past the deadline it rejects, and `late`
-   * hears of the write (a late `not_rotatable` is warned about as a failed step).
+   * hears of the write (a late `not_rotatable`: nothing landed, nothing heard).
    */
   rotate(
     input: RotateApiKeyStorageInput,
@@ -992,8 +992,20 @@ export class StorageAccess {
   ): Promise<T> {
     try {
       const reader = read(answers ?? await loadAnswers()); // before the call: a failed load writes nothing
-      const lateRead = late &&
-        { answer: (value: unknown) => late.answer(reader(value)), pending: late.pending };
+      const lateRead = late && {
+        answer: (value: unknown) => {
+          let read: T;
+          try {
+            read = reader(value);
+          } catch (error) {
+            // The storage refused it (another rotation won): nothing landed, nothing to do.
+            if (error instanceof ApiKeyOperationError) return;
+            throw error;
+          }
+          late.answer(read);
+        },
+        pending: late.pending,
+      };
       return reader(await this.withDeadline("storage", call, lateRead));
     } catch (error) {
       throw toStorageError(operation, error);
