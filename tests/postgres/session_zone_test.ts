@@ -23,9 +23,12 @@ const PEPPERS = { 1: "session-zone-test-pepper-0123456789abcdef" };
 if (databaseReady("PrismaApiKeyStorage: the session's time zone", unavailable)) {
   const clients: TestPrismaClient[] = [];
   /** A Prisma Client whose sessions are in `zone` (none: the server's default, UTC here). */
-  const clientIn = async (zone?: string) => {
+  const clientIn = async (
+    zone?: string,
+    options = zone === undefined ? "" : `-c timezone=${zone}`,
+  ) => {
     const zoned = new URL(url!);
-    if (zone !== undefined) zoned.searchParams.set("options", `-c timezone=${zone}`);
+    if (options !== "") zoned.searchParams.set("options", options);
     const client = await createPrismaClient(zoned.href);
     clients.push(client);
     return client;
@@ -42,7 +45,16 @@ if (databaseReady("PrismaApiKeyStorage: the session's time zone", unavailable)) 
     });
 
     it("another zone (behind, ahead, or at offset 0 in winter only): ready() and the service's reject with a TypeError naming the zone and the fix", async () => {
-      for (const zone of ["America/New_York", "Pacific/Chatham", "Europe/London"]) {
+      for (
+        const zone of [
+          "America/New_York",
+          "Pacific/Chatham",
+          "Europe/London",
+          // At offset 0 in 2000, not since: UTC+1 but in Ramadan; UTC+2 in the austral winter.
+          "Africa/Casablanca",
+          "Antarctica/Troll",
+        ]
+      ) {
         const storage = new PrismaApiKeyStorage(await clientIn(zone));
         const refused = {
           name: "TypeError",
@@ -53,6 +65,21 @@ if (databaseReady("PrismaApiKeyStorage: the session's time zone", unavailable)) 
         await assert.rejects(storage.ready!(), refused, zone);
         await assert.rejects(new ApiKeysService({ storage, peppers: PEPPERS }).ready(), refused);
       }
+    });
+
+    it("a DateStyle other than ISO (the client reads instants back as Invalid Date): ready() and the service's reject with a TypeError naming it", async () => {
+      for (const style of ["SQL, DMY", "German", "Postgres, MDY"]) {
+        const storage = new PrismaApiKeyStorage(
+          await clientIn(undefined, `-c datestyle=${style.replace(", ", ",")}`),
+        );
+        const refused = {
+          name: "TypeError",
+          message: /DateStyle is .*options=-c%20DateStyle%3DISO/,
+        };
+        await assert.rejects(storage.ready!(), refused, style);
+        await assert.rejects(new ApiKeysService({ storage, peppers: PEPPERS }).ready(), refused);
+      }
+      await new PrismaApiKeyStorage(await clientIn(undefined, "-c datestyle=ISO,DMY")).ready!();
     });
   });
 }
