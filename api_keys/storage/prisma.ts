@@ -122,15 +122,34 @@ WHERE tenant_id = $1 AND ${POOL_UPDATED_AT} IS NOT NULL
 RETURNING prefix`;
 
 /**
- * `ready`: `$1`, `$3` two instants (January and July: either half of a year
- * with summer time) as `Date`s, sent as the client sends every instant it
- * writes, `$2`, `$4` the same as ISO text; whether each arrived as itself, and
- * the session's time zone.
+ * `ready`, first: `$1` an instant as ISO text, read back; the session's
+ * DateStyle and time zone; and the first instant (ms) from a year before now
+ * to 30 years after, a day apart, at which the zone's offset is not 0, and the
+ * same a day before and after (never by a change of offset, whose skipped hour
+ * reads a time sent without its offset as itself), or `null`: none, the zone is
+ * UTC for every instant a key holds.
  */
-const SESSION_ZONE_SQL =
-  `SELECT ($1::timestamptz = $2::text::timestamptz AND $3::timestamptz = $4::text::timestamptz)
-    AS exact, left(current_setting('TimeZone'), 64) AS zone`;
-const [JANUARY, JULY] = [new Date(Date.UTC(2000, 0, 15)), new Date(Date.UTC(2000, 6, 15))];
+const SESSION_SQL = `SELECT $1::text::timestamptz AS back,
+  left(current_setting('DateStyle'), 64) AS style, left(current_setting('TimeZone'), 64) AS zone,
+  (SELECT floor(extract(epoch FROM t) * 1000)::float8
+   FROM generate_series(now() - interval '1 year', now() + interval '30 years', interval '1 day') t
+   WHERE extract(timezone FROM t) <> 0
+     AND extract(timezone FROM t - interval '1 day') = extract(timezone FROM t)
+     AND extract(timezone FROM t + interval '1 day') = extract(timezone FROM t) LIMIT 1) AS shifted`;
+/** `ready`, then: `$1` that instant as a `Date` (as the client sends every instant it writes), `$2` as ISO text. */
+const INSTANT_SQL = `SELECT $1::timestamptz = $2::text::timestamptz AS exact`;
+/** The instant `ready` reads back. */
+const PROBE = new Date(Date.UTC(2031, 5, 15, 12));
+/** How to set a session parameter, in the errors of `ready`. */
+const SET_IT = (option: string, role: string) =>
+  `Set it on the adapter's connection string (?options=-c%20${option}) or for the app's role ` +
+  `(ALTER ROLE ... SET ${role}); docs/operations.md, "Connection URLs and schemas"`;
+
+/** The first row of a raw answer, as far as it is one (a stubbed client may answer anything). */
+function firstRow(rows: unknown): Record<string, unknown> | undefined {
+  const row = Array.isArray(rows) ? rows[0] : undefined;
+  return typeof row === "object" && row !== null ? row as Record<string, unknown> : undefined;
+}
 
 /** Rows per `findMany` page of `countHashes`. */
 const COUNT_PAGE = 1_000;
@@ -552,12 +571,14 @@ export class PrismaApiKeyStorage implements ApiKeyStorage {
   ) => Promise<string[]>;
   /**
    * Capability, with a client that has `$queryRawUnsafe` (a generated
-   * `PrismaClient`): one statement checking that an instant the client sends
-   * arrives as itself. A driver adapter (`@prisma/adapter-pg` 7,
-   * prisma/orm#28629) sends it without its offset, so in a session whose time
-   * zone is not UTC every instant Prisma writes is stored moved by the zone's
-   * offset, while this storage's raw statements store true ones: a
-   * `TypeError` naming the zone and the fix.
+   * `PrismaClient`): checks the session the client's instants cross. A
+   * DateStyle other than ISO (the client reads instants back as invalid dates)
+   * is a `TypeError`; so is a time zone whose offset is not 0 at some instant
+   * from a year ago to 30 years ahead, when an instant sent there does not
+   * arrive as itself: a driver adapter (`@prisma/adapter-pg` 7,
+   * prisma/orm#28629) sends it without its offset, so every instant Prisma
+   * writes is stored moved by the zone's offset, while this storage's raw
+   * statements store true ones. Each error names the setting and the fix.
    */
   readonly ready?: () => Promise<void>;
   /**
@@ -618,21 +639,33 @@ export class PrismaApiKeyStorage implements ApiKeyStorage {
     const raw = (client as Partial<PrismaUsageClient>).$queryRawUnsafe;
     if (typeof raw === "function") {
       this.ready = async () => {
-        const args = [JANUARY, JANUARY.toISOString(), JULY, JULY.toISOString()];
-        const rows = await raw.call(client, SESSION_ZONE_SQL, ...args);
-        const row = (Array.isArray(rows) ? rows[0] : undefined) as
-          | { exact?: unknown; zone?: unknown }
-          | undefined;
-        if (row?.exact === true) return;
+        const session = firstRow(await raw.call(client, SESSION_SQL, PROBE.toISOString()));
+        const { back, style, zone, shifted } = session ?? {};
         // Not an answer of PostgreSQL's (a client stubbed in an app's tests): unchecked, logged.
-        if (row?.exact !== false) throw new Error("the time zone check answered no row");
+        if (typeof style !== "string" || typeof zone !== "string") {
+          throw new Error("the session check answered no row");
+        }
+        if (!(back instanceof Date) || Number.isNaN(back.getTime())) {
+          if (!/^ISO\b/.test(style)) {
+            throw new TypeError(
+              `PrismaApiKeyStorage: the database session's DateStyle is ${style}, not ISO: the ` +
+                "Prisma Client reads every instant back as an invalid date (a create fails after " +
+                `its row is written). ${SET_IT("DateStyle%3DISO", "datestyle = 'ISO'")}`,
+            );
+          }
+          throw new Error("the session check read an instant back as no date");
+        }
+        if (shifted === null) return; // the zone is UTC for every instant a key holds
+        if (typeof shifted !== "number") throw new Error("the session check answered no instant");
+        const at = new Date(shifted);
+        const { exact } = firstRow(await raw.call(client, INSTANT_SQL, at, at.toISOString())) ?? {};
+        if (exact === true) return; // the client sends each instant with its offset
+        if (exact !== false) throw new Error("the time zone check answered no row");
         throw new TypeError(
-          `PrismaApiKeyStorage: the database session's time zone is ${row?.zone}, not UTC: ` +
-            "the Prisma Client stores each instant it writes moved by its offset " +
+          `PrismaApiKeyStorage: the database session's time zone is ${zone}, not UTC: the ` +
+            "Prisma Client stores each instant it writes moved by its offset " +
             "(@prisma/adapter-pg, prisma/orm#28629), this storage's raw statements true ones. " +
-            "Set it on the adapter's connection string (?options=-c%20TimeZone%3DUTC) or for " +
-            "the app's role (ALTER ROLE ... SET timezone = 'UTC'); docs/operations.md, " +
-            '"Connection URLs and schemas"',
+            SET_IT("TimeZone%3DUTC", "timezone = 'UTC'"),
         );
       };
     }

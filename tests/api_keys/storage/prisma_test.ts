@@ -169,22 +169,53 @@ describe("PrismaApiKeyStorage", () => {
     assert.match(String(queries[0][0]), /^UPDATE api_keys SET credits = .*RETURNING prefix$/s);
   });
 
-  it("ready: with $queryRawUnsafe only; an instant not arriving as itself is a TypeError naming the zone, an answer that is no row an Error (unchecked, logged), never the zone check passed", async () => {
+  it("ready: with $queryRawUnsafe only; a DateStyle other than ISO, or an instant at a non-zero offset not arriving as itself, is a TypeError naming it; an answer that is no row an Error (unchecked, logged)", async () => {
     assert.equal(new PrismaApiKeyStorage(fakePrismaClient()).ready, undefined);
-    const answering = (answer: unknown) =>
-      new PrismaApiKeyStorage(
-        Object.assign(fakePrismaClient(), { $queryRawUnsafe: () => Promise.resolve(answer) }),
+    const back = new Date(Date.UTC(2031, 5, 15, 12));
+    const utc = { back, style: "ISO, MDY", zone: "UTC", shifted: null };
+    const answering = (session: unknown, instant?: unknown) => {
+      const sent: unknown[][] = [];
+      const ready = new PrismaApiKeyStorage(
+        Object.assign(fakePrismaClient(), {
+          $queryRawUnsafe: (sql: string, ...values: unknown[]) => {
+            sent.push(values);
+            return Promise.resolve(sql.includes("DateStyle") ? session : instant);
+          },
+        }),
       ).ready!();
-    await answering([{ exact: true, zone: "UTC" }]);
-    await assert.rejects(answering([{ exact: false, zone: "Asia/Kolkata" }]), {
+      return { ready, sent };
+    };
+    const plain = answering([utc]);
+    await plain.ready;
+    assert.equal(plain.sent.length, 1, "a zone at offset 0 throughout: one statement");
+    const shifted = { ...utc, zone: "Asia/Kolkata", shifted: Date.UTC(2026, 0, 1) };
+    const sends = answering([shifted], [{ exact: true }]); // a client sending offsets
+    await sends.ready;
+    assert.deepEqual(sends.sent[1], [new Date(Date.UTC(2026, 0, 1)), "2026-01-01T00:00:00.000Z"]);
+    await assert.rejects(answering([shifted], [{ exact: false }]).ready, {
       name: "TypeError",
-      message: /time zone is Asia\/Kolkata, not UTC/,
+      message: /time zone is Asia\/Kolkata, not UTC.*options=-c%20TimeZone%3DUTC/,
     });
-    for (const answer of [undefined, [], [{}], [{ exact: "true" }], { exact: true }]) {
+    await assert.rejects(answering([{ ...utc, back: new Date(NaN), style: "SQL, DMY" }]).ready, {
+      name: "TypeError",
+      message: /DateStyle is SQL, DMY, not ISO.*options=-c%20DateStyle%3DISO/,
+    });
+    for (
+      const [session, instant] of [
+        [undefined],
+        [[]],
+        [[{}]],
+        [{ ...utc }],
+        [[{ ...utc, back: "2031-06-15" }]],
+        [[{ ...utc, shifted: "1" }]],
+        [[shifted], []],
+        [[shifted], [{ exact: "false" }]],
+      ]
+    ) {
       await assert.rejects(
-        answering(answer),
+        answering(session, instant).ready,
         (e: Error) => e.constructor === Error,
-        String(answer),
+        JSON.stringify([session, instant]),
       );
     }
   });
