@@ -55,6 +55,23 @@ if (databaseReady("expiry notices on PostgreSQL", unavailable)) {
       await service.close();
     });
 
+    it("a `now` near either end of the instants the service reads, its window reaching past them: answered as in memory, never 503 (22008)", async () => {
+      const service = new ApiKeysService({
+        peppers: { 1: "postgres-expiry-pepper-0123456789abcdef" },
+        storage: new PrismaApiKeyStorage(prisma, expiryDelegates(prisma)),
+        cache: false,
+      });
+      const YEAR = 366 * 86_400_000;
+      for (const at of ["0001-06-01T00:00:00.000Z", "9999-06-01T00:00:00.000Z"]) {
+        assert.deepEqual(
+          await service.notifyExpiring({ thresholdsMs: [YEAR], now: new Date(at) }),
+          { expiring: 0, rotationsCompleted: 0 },
+          at,
+        );
+      }
+      await service.close();
+    });
+
     it("three concurrent runners over 2,000 keys: each (key, threshold) exactly once", async () => {
       const apiKey = prisma.apiKey as unknown as {
         createMany(args: { data: Record<string, unknown>[] }): Promise<unknown>;
