@@ -11,7 +11,13 @@
  * @module
  */
 import { acceptedUntilMs } from "./_accepted_until.ts";
-import { fail, instantProblem, thresholdsProblem } from "./_input.ts";
+import {
+  fail,
+  instantProblem,
+  MAX_API_KEY_INSTANT_MS,
+  MIN_API_KEY_INSTANT_MS,
+  thresholdsProblem,
+} from "./_input.ts";
 import type { Settings } from "./_settings.ts";
 import type { ListExpiringApiKeysOptions } from "./storage/types.ts";
 import type { ApiKeyRecord, NotifyExpiringOptions, NotifyExpiringResult } from "./types.ts";
@@ -67,10 +73,12 @@ export class ExpiryJob {
     const nowMs = now.getTime();
     const largest = thresholds[thresholds.length - 1];
     const result: NotifyExpiringResult = { expiring: 0, rotationsCompleted: 0 };
-    // Expired keys within the largest threshold too: the rotations that ended since.
+    // Expired keys within the largest threshold too: the rotations that ended since. Within the
+    // instants a record holds: a database refuses a date before year 1 (`from` is exclusive, so
+    // an expiry at the very first instant, of a key ended 2,000 years ago, is not listed).
     const page: ListExpiringApiKeysOptions = {
-      from: new Date(nowMs - largest),
-      until: new Date(nowMs + largest),
+      from: new Date(Math.max(nowMs - largest, MIN_API_KEY_INSTANT_MS)),
+      until: new Date(Math.min(nowMs + largest, MAX_API_KEY_INSTANT_MS)),
       after: null,
       limit: PAGE_SIZE,
     };

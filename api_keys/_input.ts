@@ -24,7 +24,7 @@ export const MAX_API_KEY_INSTANT_MS: number = Date.UTC(9999, 11, 31, 23, 59, 59,
  * The earliest instant the service reads or stores (epoch ms of
  * 0001-01-01T00:00:00.000Z): a database timestamp holds it everywhere.
  */
-const MIN_API_KEY_INSTANT_MS = Date.parse("0001-01-01T00:00:00.000Z");
+export const MIN_API_KEY_INSTANT_MS: number = Date.parse("0001-01-01T00:00:00.000Z");
 
 /**
  * What is wrong with the instant `ms` (a number), or `undefined` when it lies
