@@ -36,15 +36,15 @@ if (databaseReady("PrismaApiKeyStorage: the session's time zone", unavailable)) 
   after(() => Promise.all(clients.map((client) => client.$disconnect())));
 
   describe("PrismaApiKeyStorage: the session's time zone", () => {
-    it("a UTC session, or a zone always at offset 0: ready() resolves, and so does the service's", async () => {
-      for (const zone of [undefined, "UTC", "Etc/UTC", "Africa/Abidjan"]) {
+    it("a UTC session (UTC, GMT and their aliases): ready() resolves, and so does the service's", async () => {
+      for (const zone of [undefined, "UTC", "Etc/UTC", "GMT", "Zulu", "UTC0"]) {
         const storage = new PrismaApiKeyStorage(await clientIn(zone));
         await storage.ready!();
         await new ApiKeysService({ storage, peppers: PEPPERS }).ready();
       }
     });
 
-    it("another zone (behind, ahead, or at offset 0 in winter only): ready() and the service's reject with a TypeError naming the zone and the fix", async () => {
+    it("another zone (behind, ahead, at offset 0 in winter only, or not since ever): ready() and the service's reject with a TypeError naming the zone and the fix", async () => {
       for (
         const zone of [
           "America/New_York",
@@ -53,6 +53,8 @@ if (databaseReady("PrismaApiKeyStorage: the session's time zone", unavailable)) 
           // At offset 0 in 2000, not since: UTC+1 but in Ramadan; UTC+2 in the austral winter.
           "Africa/Casablanca",
           "Antarctica/Troll",
+          // At offset 0 since 1912 only: an imported key's older instant is moved.
+          "Africa/Abidjan",
         ]
       ) {
         const storage = new PrismaApiKeyStorage(await clientIn(zone));
@@ -65,6 +67,11 @@ if (databaseReady("PrismaApiKeyStorage: the session's time zone", unavailable)) 
         await assert.rejects(storage.ready!(), refused, zone);
         await assert.rejects(new ApiKeysService({ storage, peppers: PEPPERS }).ready(), refused);
       }
+      // Floats printed with fewer digits: the instant probed is read exactly all the same.
+      const rounding = new PrismaApiKeyStorage(
+        await clientIn(undefined, "-c timezone=Europe/London -c extra_float_digits=-13"),
+      );
+      await assert.rejects(rounding.ready!(), { name: "TypeError", message: /Europe\/London/ });
     });
 
     it("a DateStyle other than ISO (the client reads instants back as Invalid Date): ready() and the service's reject with a TypeError naming it", async () => {
