@@ -123,21 +123,28 @@ RETURNING prefix`;
 
 /**
  * `ready`, first: `$1` an instant as ISO text, read back; the session's
- * DateStyle and time zone; and the first instant (ms) from a year before now
- * to 30 years after, a day apart, at which the zone's offset is not 0, and the
- * same a day before and after (never by a change of offset, whose skipped hour
- * reads a time sent without its offset as itself), or `null`: none, the zone is
- * UTC for every instant a key holds.
+ * DateStyle and time zone; and an instant (epoch ms as text: no float's
+ * digits lost) at which the zone's offset is not 0, and the same a day before
+ * and after (never by a change of offset, whose skipped hour reads a time sent
+ * without its offset as itself): 1800, when most zones kept their local mean
+ * time, else one from a year before now to 30 years after, a day apart; or
+ * `null`: none, the zone is UTC.
  */
 const SESSION_SQL = `SELECT $1::text::timestamptz AS back,
   left(current_setting('DateStyle'), 64) AS style, left(current_setting('TimeZone'), 64) AS zone,
-  (SELECT floor(extract(epoch FROM t) * 1000)::float8
-   FROM generate_series(now() - interval '1 year', now() + interval '30 years', interval '1 day') t
+  (SELECT floor(extract(epoch FROM t) * 1000)::bigint::text
+   FROM (SELECT timestamptz '1800-01-15 12:00:00+00' AS t UNION ALL
+     SELECT t FROM generate_series(now() - interval '1 year', now() + interval '30 years',
+       interval '1 day') t) probes
    WHERE extract(timezone FROM t) <> 0
      AND extract(timezone FROM t - interval '1 day') = extract(timezone FROM t)
      AND extract(timezone FROM t + interval '1 day') = extract(timezone FROM t) LIMIT 1) AS shifted`;
-/** `ready`, then: `$1` that instant as a `Date` (as the client sends every instant it writes), `$2` as ISO text. */
-const INSTANT_SQL = `SELECT $1::timestamptz = $2::text::timestamptz AS exact`;
+/**
+ * `ready`, then: `$1` that instant as a `Date` (as the client sends every instant it writes), `$2`
+ * as ISO text: whether it arrived as itself, and whether the zone's offset there is not 0.
+ */
+const INSTANT_SQL = `SELECT $1::timestamptz = $2::text::timestamptz AS exact,
+  extract(timezone FROM $2::text::timestamptz) <> 0 AS moved`;
 /** The instant `ready` reads back. */
 const PROBE = new Date(Date.UTC(2031, 5, 15, 12));
 /** How to set a session parameter, in the errors of `ready`. */
@@ -574,8 +581,8 @@ export class PrismaApiKeyStorage implements ApiKeyStorage {
    * `PrismaClient`): checks the session the client's instants cross. A
    * DateStyle other than ISO (the client reads instants back as invalid dates)
    * is a `TypeError`; so is a time zone whose offset is not 0 at some instant
-   * from a year ago to 30 years ahead, when an instant sent there does not
-   * arrive as itself: a driver adapter (`@prisma/adapter-pg` 7,
+   * (in 1800, or from a year ago to 30 years ahead), when an instant sent there
+   * does not arrive as itself: a driver adapter (`@prisma/adapter-pg` 7,
    * prisma/orm#28629) sends it without its offset, so every instant Prisma
    * writes is stored moved by the zone's offset, while this storage's raw
    * statements store true ones. Each error names the setting and the fix.
@@ -655,12 +662,17 @@ export class PrismaApiKeyStorage implements ApiKeyStorage {
           }
           throw new Error("the session check read an instant back as no date");
         }
-        if (shifted === null) return; // the zone is UTC for every instant a key holds
-        if (typeof shifted !== "number") throw new Error("the session check answered no instant");
-        const at = new Date(shifted);
-        const { exact } = firstRow(await raw.call(client, INSTANT_SQL, at, at.toISOString())) ?? {};
-        if (exact === true) return; // the client sends each instant with its offset
-        if (exact !== false) throw new Error("the time zone check answered no row");
+        if (shifted === null) return; // the zone is UTC
+        const at = new Date(typeof shifted === "string" ? Number(shifted) : NaN);
+        if (!Number.isInteger(at.getTime())) {
+          throw new Error("the session check answered no instant");
+        }
+        const { exact, moved } =
+          firstRow(await raw.call(client, INSTANT_SQL, at, at.toISOString())) ?? {};
+        if (moved !== true || typeof exact !== "boolean") {
+          throw new Error("the time zone check answered no row at an instant of another offset");
+        }
+        if (exact) return; // the client sends each instant with its offset
         throw new TypeError(
           `PrismaApiKeyStorage: the database session's time zone is ${zone}, not UTC: the ` +
             "Prisma Client stores each instant it writes moved by its offset " +

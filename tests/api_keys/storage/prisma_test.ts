@@ -188,11 +188,11 @@ describe("PrismaApiKeyStorage", () => {
     const plain = answering([utc]);
     await plain.ready;
     assert.equal(plain.sent.length, 1, "a zone at offset 0 throughout: one statement");
-    const shifted = { ...utc, zone: "Asia/Kolkata", shifted: Date.UTC(2026, 0, 1) };
-    const sends = answering([shifted], [{ exact: true }]); // a client sending offsets
+    const shifted = { ...utc, zone: "Asia/Kolkata", shifted: String(Date.UTC(2026, 0, 1)) };
+    const sends = answering([shifted], [{ exact: true, moved: true }]); // a client sending offsets
     await sends.ready;
     assert.deepEqual(sends.sent[1], [new Date(Date.UTC(2026, 0, 1)), "2026-01-01T00:00:00.000Z"]);
-    await assert.rejects(answering([shifted], [{ exact: false }]).ready, {
+    await assert.rejects(answering([shifted], [{ exact: false, moved: true }]).ready, {
       name: "TypeError",
       message: /time zone is Asia\/Kolkata, not UTC.*options=-c%20TimeZone%3DUTC/,
     });
@@ -207,9 +207,14 @@ describe("PrismaApiKeyStorage", () => {
         [[{}]],
         [{ ...utc }],
         [[{ ...utc, back: "2031-06-15" }]],
-        [[{ ...utc, shifted: "1" }]],
+        [[{ ...utc, shifted: 1 }]],
+        [[{ ...utc, shifted: "1.5" }]],
+        [[{ ...utc, shifted: "9e15" }]],
         [[shifted], []],
-        [[shifted], [{ exact: "false" }]],
+        [[shifted], [{ exact: "false", moved: true }]],
+        // An instant at offset 0 (a probe read wrong) proves nothing: unchecked, never passed.
+        [[shifted], [{ exact: true, moved: false }]],
+        [[shifted], [{ exact: false, moved: false }]],
       ]
     ) {
       await assert.rejects(
