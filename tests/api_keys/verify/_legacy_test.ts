@@ -474,6 +474,40 @@ describe("upgrade on use", () => {
     assert.deepEqual(events.filter((e) => e.type === "api_key.rehash_failed"), []);
   });
 
+  it("an in-between hash written first by an instance whose current version is older (a rolling deploy) is upgraded from, once, proven with the secret: the key ends on the current version", async () => {
+    const { key, inner } = await peppered();
+    const peppers = { 1: PEPPER_1, 2: PEPPER_2 };
+    // The instance still on version 1 upgrades the legacy hash to hmac-sha256 v1 just before ours.
+    const older = makeService({
+      storage: inner,
+      peppers,
+      currentPepperVersion: 1,
+      cache: false,
+      ...LEGACY,
+    });
+    let raced = false;
+    const { storage, calls } = recordingReplace(inner, async (...args) => {
+      if (!raced) {
+        raced = true;
+        await older.service.verify(key.raw);
+        await settleDetached();
+        assert.equal((await inner.findById("k-old"))!.pepperVersion, 1, "the in-between hash");
+      }
+      return inner.replaceHash(...args);
+    });
+    const { service, events } = makeService({ storage, peppers, cache: false, ...LEGACY });
+    await service.verify(key.raw);
+    await settleDetached(40);
+    assert.deepEqual(calls.map((call) => call.answer), [false, true]);
+    const stored = (await inner.findById("k-old"))!;
+    assert.deepEqual([stored.hashScheme, stored.pepperVersion], [undefined, 2]);
+    assert.equal(
+      (await makeService({ storage: inner, peppers, ...LEGACY }).service.hashReport()).toUpgrade,
+      0,
+    );
+    assert.deepEqual(events.filter((e) => e.type === "api_key.rehash_failed"), []);
+  });
+
   it("a failed upgrade emits api_key.rehash_failed, never reaches the caller, and is not retried", async () => {
     const { key, inner } = await peppered();
     const { storage, calls } = recordingReplace(
