@@ -58,7 +58,9 @@ const MAX_ATTEMPTS_REMEMBERED = 100_000;
  * verification has returned, are never awaited by it, and are tried at most
  * once per record per instance (concurrent verifications of one record
  * start one upgrade). A failure emits `api_key.rehash_failed`; a hash that
- * changed underneath (`replaceHash` answering `false`) is left alone.
+ * changed underneath (`replaceHash` answering `false`) is read again: one that
+ * still needs an upgrade and that the secret verifies (another instance's, on
+ * an older current version) is upgraded from, once; any other is left alone.
  */
 export class HashUpgrade {
   readonly #hasher: WebCryptoSha256Hasher;
@@ -99,14 +101,24 @@ export class HashUpgrade {
   async #upgrade(
     record: Readonly<ApiKeyRecord> & { hashScheme: ApiKeyRecord["hashScheme"] & string },
     secret: string,
+    again = true,
   ): Promise<void> {
     try {
       const next = await this.#hasher.hash(secret);
-      await this.#storage.replaceHash(record.id, record.hash, {
+      const replaced = await this.#storage.replaceHash(record.id, record.hash, {
         hash: next.hash,
         hashScheme: CURRENT_HASH_SCHEME,
         pepperVersion: next.pepperVersion,
       });
+      if (replaced || !again) return;
+      // Written first elsewhere: an instance whose current version is older (a rolling deploy)
+      // leaves a hash in between, from which this one upgrades, once, the secret proven on it.
+      const fresh = await this.#storage.findById(record.id);
+      if (fresh === null || fresh.hash === record.hash) return;
+      const scheme = fresh.hashScheme ?? CURRENT_HASH_SCHEME;
+      if (!needsUpgrade(scheme, fresh.pepperVersion, this.#hasher.currentVersion)) return;
+      if (!await this.#hasher.verify(secret, fresh.hash, fresh.pepperVersion, scheme)) return;
+      await this.#upgrade({ ...fresh, hashScheme: scheme }, secret, false);
     } catch {
       // A throwing clock rejects this detached promise, which is dropped.
       this.#emitEvent?.({
