@@ -158,6 +158,15 @@ describe("WebCryptoSha256Hasher", () => {
       'a missing pepper (an unset variable read as "") states the rule',
     );
     assert.throws(() => new WebCryptoSha256Hasher({ peppers: {} }), /at least one pepper/);
+    // A lone surrogate encodes as U+FFFD: two different peppers would hash alike.
+    for (const pepper of ["x".repeat(31) + "\uD800", "\uDC00".repeat(32)]) {
+      assert.throws(
+        () => new WebCryptoSha256Hasher({ peppers: { 1: PEPPER_1, 2: pepper } }),
+        (error: Error) =>
+          error instanceof TypeError && /version 2 is not well-formed text/.test(error.message) &&
+          !error.message.includes(pepper),
+      );
+    }
     assert.throws(
       () => new WebCryptoSha256Hasher({ peppers: { 0: PEPPER_1 } }),
       /"0" is not a positive integer/,
