@@ -245,7 +245,7 @@ export function notAVersion(label: string, key: string): string {
 /**
  * Validates a pepper map (keys may be numeric strings) and returns it keyed by
  * number. Throws a `TypeError` naming `label` for an empty map, a version that
- * is not a positive integer, or a pepper that is not a non-empty string. The
+ * is not a positive integer, or a pepper that is not a non-empty, well-formed string. The
  * length rule is the current version's (`requireCurrentLength`): an older
  * pepper only verifies the hashes made with it, which exist whatever its
  * length (an earlier deployment's), and are re-hashed on first use.
@@ -267,6 +267,12 @@ function parsePeppers(peppers: unknown, label: string): Map<number, string> {
       throw new TypeError(
         `${label} version ${version} must be a non-empty string (a pepper is a secret of at ` +
           `least ${MIN_PEPPER_BYTES} bytes: is its environment variable set? ${MAKE_PEPPER})`,
+      );
+    }
+    if (hasLoneSurrogate(pepper)) {
+      // Encoded as U+FFFD: another pepper would make the same hashes.
+      throw new TypeError(
+        `${label} version ${version} is not well-formed text (a lone surrogate); ${MAKE_PEPPER}`,
       );
     }
     out.set(version, pepper);
