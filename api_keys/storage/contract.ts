@@ -1395,13 +1395,18 @@ export function runApiKeyStorageContract(
     check((await storage.findById(key.id))!.lastUsedAt === null, "a skipped retry writes nothing");
   });
 
-  test("touchLastUsed sets lastUsedAt", async () => {
+  test("touchLastUsed sets lastUsedAt, only later (an instance whose clock is behind never moves it back)", async () => {
     const storage = await factory();
     const record = sampleRecord();
     await storage.insert(record);
     const at = new Date("2030-01-01T03:00:00.000Z");
     await storage.touchLastUsed(record.id, at);
     check(time((await storage.findById(record.id))!.lastUsedAt) === at.getTime(), "lastUsedAt");
+    await storage.touchLastUsed(record.id, new Date(at.getTime() - 10_000));
+    check(time((await storage.findById(record.id))!.lastUsedAt) === at.getTime(), "never back");
+    await storage.touchLastUsed(record.id, new Date(at.getTime() + 1));
+    check(time((await storage.findById(record.id))!.lastUsedAt) === at.getTime() + 1, "later");
+    await storage.touchLastUsed("no-such-id", at); // best effort: no error
   });
 
   test("rotate inserts the new record and marks the old one in one step", async () => {

@@ -568,6 +568,29 @@ describe("StorageAccess", () => {
       ApiKeyStorageError,
       "the cursor's record again",
     );
+    // The cursor's record moved past it since (renamed, used): a member of the page, not a fault.
+    assert.deepEqual(
+      (await answering({ records: [mine("a", 1)], predecessors: {} })
+        .listPage("t", {
+          ...options,
+          sort: "created_desc",
+          after: { id: "a", value: new Date(2) },
+        }))
+        .records.map((r) => r.id),
+      ["a"],
+    );
+    const named = { ...options, sort: "name_asc" as const, after: { id: "b", value: "bravo" } };
+    assert.deepEqual(
+      (await answering({ records: [{ ...mine("b", 2), name: "charlie 2" }], predecessors: {} })
+        .listPage("t", named)).records.map((r) => r.name),
+      ["charlie 2"],
+    );
+    await assert.rejects(
+      answering({ records: [{ ...mine("b", 2), name: "bravo" }], predecessors: {} })
+        .listPage("t", named),
+      ApiKeyStorageError,
+      "the cursor's record again, by name",
+    );
     await assert.rejects(
       answering({ records: [mine("c", 3)], predecessors: {} }).listPage("t", { ...options, after }),
       ApiKeyStorageError,
