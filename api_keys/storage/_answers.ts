@@ -539,8 +539,13 @@ export function readPage(
       if (!matchesPage(record, tenantId, { ...options, q: null })) {
         throw new Error("record outside the tenant or the filters");
       }
-      if (record.id === after?.id) throw new Error("page did not move past its cursor");
-      const { value } = positionOf(record, options.sort);
+      const position = positionOf(record, options.sort);
+      const { value } = position;
+      // The cursor's record at its cursor's place again; moved past it since (renamed, used), it
+      // is a member of the page.
+      if (record.id === after?.id && order(position, after) === 0) {
+        throw new Error("page did not move past its cursor");
+      }
       // Same id on both sides: the order of the dates alone.
       if (
         dated && previous !== undefined && order({ id: "", value: previous }, { id: "", value }) > 0

@@ -365,7 +365,10 @@ export class InMemoryApiKeyStorage implements ApiKeyStorage {
       return Promise.reject(new TypeError("touchLastUsed: lastUsedAt must be a valid Date"));
     }
     const record = this.#byId.get(id);
-    if (record !== undefined) record.lastUsedAt = new Date(lastUsedAt.getTime());
+    // Only later: an instance whose clock is behind never moves it back.
+    if (record !== undefined && !(record.lastUsedAt && record.lastUsedAt >= lastUsedAt)) {
+      record.lastUsedAt = new Date(lastUsedAt.getTime());
+    }
     return Promise.resolve();
   }
 

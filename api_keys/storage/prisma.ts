@@ -1132,7 +1132,11 @@ export class PrismaApiKeyStorage implements ApiKeyStorage {
   /** Sets `lastUsedAt`; an unknown id is ignored. */
   async touchLastUsed(id: string, lastUsedAt: Date): Promise<void> {
     try {
-      await this.#client.apiKey.update({ where: { id }, data: { lastUsedAt } });
+      // Only later (P2025 otherwise): an instance whose clock is behind never moves it back.
+      await this.#client.apiKey.update({
+        where: { id, OR: [{ lastUsedAt: null }, { lastUsedAt: { lt: lastUsedAt } }] },
+        data: { lastUsedAt },
+      });
     } catch (error) {
       if (!isRecordNotFound(error)) throw error;
     }

@@ -201,7 +201,7 @@ export interface ApiKeyStorage {
    * while a rotation keeping the name is in flight stays on the old key only.
    */
   readonly rotateChecksName?: boolean;
-  /** Sets `lastUsedAt` (best effort). */
+  /** Sets `lastUsedAt` when later than the stored one (best effort; an unknown id is no error). */
   touchLastUsed(id: string, lastUsedAt: Date): Promise<void>;
   /**
    * In one step, inserts `newRecord` and sets the old record's `rotatedAt`,

@@ -77,7 +77,9 @@ class SpecOnlyStorage implements ApiKeyStorage {
   touchLastUsed(id: string, lastUsedAt: Date): Promise<void> {
     this.calls.push("touchLastUsed");
     const record = this.records.get(id);
-    if (record !== undefined) record.lastUsedAt = new Date(lastUsedAt);
+    if (record !== undefined && !(record.lastUsedAt && record.lastUsedAt >= lastUsedAt)) {
+      record.lastUsedAt = new Date(lastUsedAt);
+    }
     return Promise.resolve();
   }
 
