@@ -629,6 +629,34 @@ describe("createApiKeysAdminHandler", () => {
     assert.equal((errors[0] as Error).message, "session store down");
   });
 
+  it("tenantOf answering a tenant id no key may have (blank, NUL, a line separator, too long): 500 on every route, a TypeError to onError naming the hook, never 200 nor a 400 on tenantId", async () => {
+    for (const tenant of ["   ", "a\u0000b", "a\u2028b", "t".repeat(100_000)]) {
+      const { call, errors } = await setup();
+      for (
+        const [method, path, body] of [
+          ["GET", "/config"],
+          ["GET", "/keys"],
+          ["POST", "/keys", { name: "x", scopes: ["projects:read"] }],
+          ["DELETE", "/keys/x"],
+        ] as const
+      ) {
+        const answer = (await call(method, path, { caller: { tenant }, body }))!;
+        assert.equal(answer.status, 500, `${method} ${path} ${JSON.stringify(tenant.slice(0, 8))}`);
+        assert.equal(answer.json.error.code, "internal_error");
+      }
+      assert.equal(errors.length, 4);
+      assert.ok(errors.every((e) => e instanceof TypeError && /options\.tenantOf/.test(e.message)));
+    }
+  });
+
+  it("a route the service cannot serve (501) is said only to a caller past the CSRF check and tenantOf", async () => {
+    const bare = await setup({ tenantOf: () => null }); // no usage, no audit on this service
+    for (const path of ["/audit", "/usage"]) {
+      const answer = (await bare.call("GET", path, { query: { keys: "x" } }))!;
+      assert.equal(answer.status, 401, path);
+    }
+  });
+
   it("canManage is called for every action with the target; false → 403, a throw or rejection → 500", async () => {
     const { call, decisions, reader } = await setup();
     await call("GET", "/config");
