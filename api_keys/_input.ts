@@ -201,6 +201,26 @@ export function requirePrintable(text: string, field: string): string {
   return text;
 }
 
+/** Longest tenant id of a new key, in UTF-16 units (seed 0.4). */
+const MAX_TENANT_ID_LENGTH = 255;
+
+/**
+ * A new key's tenant id: 1 to 255 UTF-16 units without surrounding
+ * whitespace, printable (`requirePrintable`: no control or bidi character,
+ * no U+0000, which PostgreSQL refuses, and no lone surrogate, which would
+ * become U+FFFD in the UTF-8 the audit chain hashes and signs, so two ids
+ * would share one chain's text). Ids already stored are not checked again
+ * (they keep verifying; lookups: `requireTenantId`).
+ */
+export function validTenantId(value: unknown): string {
+  const tenantId = requireNonEmptyString(value, "tenantId");
+  if (tenantId.trim() !== tenantId) fail("tenantId", "must not start or end with whitespace");
+  if (tenantId.length > MAX_TENANT_ID_LENGTH) {
+    fail("tenantId", `must be at most ${MAX_TENANT_ID_LENGTH} UTF-16 code units`);
+  }
+  return requirePrintable(tenantId, "tenantId");
+}
+
 /**
  * What is wrong with `value` as an actor's name (a key's `createdBy`, the
  * admin routes' `actorOf` answer), or `undefined`: 1 to `MAX_ACTOR_LENGTH`

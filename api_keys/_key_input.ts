@@ -13,7 +13,7 @@ import {
   requireDuration,
   requireNonEmptyString,
   requireObjectOf,
-  requirePrintable,
+  validTenantId,
 } from "./_input.ts";
 import { requireKeyName } from "./_key_name.ts";
 import { serviceAllowedIpCidrs } from "./ip_allowlist.ts";
@@ -101,26 +101,6 @@ const ROTATE_FIELDS: readonly string[] = Object.keys(
     credits: true,
   } satisfies Record<keyof RotateApiKeyInput, true>,
 );
-
-/** Longest tenant id of a new key, in UTF-16 units (seed 0.4). */
-const MAX_TENANT_ID_LENGTH = 255;
-
-/**
- * A new key's tenant id: 1 to 255 UTF-16 units without surrounding
- * whitespace, printable (`requirePrintable`: no control or bidi character,
- * no U+0000, which PostgreSQL refuses, and no lone surrogate, which would
- * become U+FFFD in the UTF-8 the audit chain hashes and signs, so two ids
- * would share one chain's text). Ids already stored are not checked again
- * (they keep verifying; lookups: `requireTenantId`).
- */
-function validTenantId(value: unknown): string {
-  const tenantId = requireNonEmptyString(value, "tenantId");
-  if (tenantId.trim() !== tenantId) fail("tenantId", "must not start or end with whitespace");
-  if (tenantId.length > MAX_TENANT_ID_LENGTH) {
-    fail("tenantId", `must be at most ${MAX_TENANT_ID_LENGTH} UTF-16 code units`);
-  }
-  return requirePrintable(tenantId, "tenantId");
-}
 
 function validExpiry(value: unknown): Date | null | undefined {
   if (value === undefined || value === null) return value;

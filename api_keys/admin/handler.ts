@@ -5,7 +5,7 @@
  * @module
  */
 import { serviceAllowedIpCidrs } from "../ip_allowlist.ts";
-import { actorProblem, fail } from "../_input.ts";
+import { actorProblem, fail, validTenantId } from "../_input.ts";
 import { requireKeyName } from "../_key_name.ts";
 import { ApiKeyOperationError, ApiKeyStorageError, ApiKeyValidationError } from "../errors.ts";
 import { errorResponse, jsonResponse, optionalFunction, positiveInteger } from "../leaks/_core.ts";
@@ -907,12 +907,6 @@ export function createApiKeysAdminHandler<R>(
 
   async function dispatch(route: Route, request: AdminRequest, native: R): Promise<AdminResponse> {
     const { action } = route;
-    if (
-      (action === "rename" && rename === undefined) ||
-      (action === "usage" && !recordsUsage) || (action === "audit" && !audits)
-    ) {
-      throw new AdminHttpError(501, "not_implemented", `The ${action} route is not available`);
-    }
     if (CSRF_METHODS.has(request.method) && !passesCsrf(request)) {
       csrfRefused++;
       throw new AdminHttpError(403, "csrf_refused", "Cross-site request refused");
@@ -920,6 +914,24 @@ export function createApiKeysAdminHandler<R>(
     const tenantId = await hook(() => tenantOf(native));
     if (typeof tenantId !== "string" || tenantId === "") {
       throw new AdminHttpError(401, "unauthenticated", "Authentication required");
+    }
+    try {
+      validTenantId(tenantId);
+    } catch {
+      // The session layer's bug, never the customer's field: a 500, told to onError.
+      throw new HookFailure(
+        new TypeError(
+          "options.tenantOf's answer is not a tenant id a key may have (1 to 255 UTF-16 units, " +
+            "printable, no surrounding whitespace)",
+        ),
+      );
+    }
+    // Said only to a caller the app let in: which routes this deployment lacks.
+    if (
+      (action === "rename" && rename === undefined) ||
+      (action === "usage" && !recordsUsage) || (action === "audit" && !audits)
+    ) {
+      throw new AdminHttpError(501, "not_implemented", `The ${action} route is not available`);
     }
     const call: Call<R> = { request: native, tenantId };
     try {
