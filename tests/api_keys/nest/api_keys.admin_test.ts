@@ -99,7 +99,12 @@ for (const platform of PLATFORMS) {
           : JSON.stringify(body),
       });
       const text = await response.text();
-      return { status: response.status, json: text === "" ? undefined : JSON.parse(text), text };
+      return {
+        status: response.status,
+        json: text === "" ? undefined : JSON.parse(text),
+        text,
+        headers: response.headers,
+      };
     };
 
     it("serves the routes: config, create, list, read, rename, rotate, revoke", async () => {
@@ -186,6 +191,7 @@ for (const platform of PLATFORMS) {
         const answer = await call(method, path, method === "PATCH" ? { name: "x" } : undefined);
         assert.equal(answer.status, 404, `${method} ${path}: ${answer.text}`);
         assert.equal(answer.json.error.code, "api_key_record_not_found", `${method} ${path}`);
+        assert.equal(answer.headers.get("cache-control"), "no-store", `${method} ${path}`);
       }
       assert.equal((await call("GET", `/keys/${admin.id}`)).json.name, "admin");
     });
