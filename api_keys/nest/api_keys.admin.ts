@@ -230,7 +230,10 @@ export function createApiKeysAdminController<R extends AdminHttpRequest = AdminH
         response,
         answer ?? {
           status: 404,
-          headers: { "content-type": "application/json; charset=utf-8" },
+          headers: {
+            "content-type": "application/json; charset=utf-8",
+            "cache-control": "no-store",
+          },
           body: JSON.stringify({
             success: false,
             statusCode: 404,
