@@ -45,6 +45,15 @@ describe("assertKnownFields", () => {
       },
     );
   });
+  it("names at most 10 unknown fields, then how many more (a client passed as options has hundreds)", () => {
+    const many = Object.fromEntries(Array.from({ length: 25 }, (_, i) => [`f${i}`, i]));
+    assert.throws(() => assertKnownFields(many, known, "x", "option"), {
+      name: "TypeError",
+      message: "x: unknown options " +
+        Array.from({ length: 10 }, (_, i) => `\`f${i}\``).join(", ") +
+        " and 15 more (known: cost, subjects)",
+    });
+  });
   it("reads past an enumerable field of Object.prototype (a polyfill's is no caller's option: refused, it would fail every check)", () => {
     withPolyfillField("extend", () => {
       assert.doesNotThrow(() => assertKnownFields({ cost: 1 }, known, "check", "option"));

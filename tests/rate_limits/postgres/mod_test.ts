@@ -1,6 +1,7 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { EventEmitter } from "node:events";
+import pg from "pg";
 import {
   createPostgresRateLimitStore,
   type PostgresNamedQuery,
@@ -519,6 +520,15 @@ describe("createPostgresRateLimitStore", () => {
 
   it("throws a TypeError without a pool", () => {
     assert.throws(() => createPostgresRateLimitStore({} as never), TypeError);
+  });
+
+  it("says to pass { pool } when given a pg pool in place of its options, in one short line", async () => {
+    const pool = new pg.Pool({ connectionString: "postgresql://nobody@127.0.0.1:1/none" });
+    assert.throws(() => createPostgresRateLimitStore(pool as never), {
+      name: "TypeError",
+      message: "createPostgresRateLimitStore takes options: pass the pool as `{ pool }`",
+    });
+    await pool.end();
   });
 
   it("refuses an unknown option, a non-boolean preparedStatements or durableWindows and a logger that is not a function by name, before listening to the pool", () => {

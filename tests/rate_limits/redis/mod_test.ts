@@ -1,6 +1,7 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { EventEmitter } from "node:events";
+import { createClient } from "redis";
 import {
   createRedisRateLimitStore,
   type RedisScriptArguments,
@@ -428,6 +429,14 @@ describe("createRedisRateLimitStore", () => {
       );
     }
     assert.throws(() => createRedisRateLimitStore({} as never), TypeError);
+  });
+
+  it("says to pass { client } when given a node-redis client in place of its options, in one short line", () => {
+    const client = createClient({ url: "redis://127.0.0.1:1" }); // never connected
+    assert.throws(() => createRedisRateLimitStore(client as never), {
+      name: "TypeError",
+      message: "createRedisRateLimitStore takes options: pass the client as `{ client }`",
+    });
   });
 
   it("refuses an unknown option, a non-boolean clustered and a logger that is not a function by name, before listening to the client", () => {
