@@ -9,7 +9,9 @@ import { assertKnownFields } from "../telemetry/_known_fields.ts";
 /**
  * Throws a `TypeError` (`<label>: unknown option \`x\` (known: ...)`) naming
  * each key of `options` not in `known` (`assertKnownFields`), or when
- * `options` is not an object; `undefined` passes.
+ * `options` is not an object; `undefined` passes. `holder`: the option that
+ * holds a client, and a method only such a client has: the client itself
+ * passed as the options is told to go in that option.
  *
  * @example
  * ```ts
@@ -21,10 +23,19 @@ export function assertKnownOptions(
   options: unknown,
   known: readonly string[],
   label: string,
+  holder?: { option: string; method: string },
 ): void {
   if (options === undefined) return;
   if (typeof options !== "object" || options === null || Array.isArray(options)) {
     throw new TypeError(`${label}: options must be an object`);
+  }
+  if (
+    holder !== undefined &&
+    typeof (options as Record<string, unknown>)[holder.method] === "function"
+  ) {
+    throw new TypeError(
+      `${label} takes options: pass the ${holder.option} as \`{ ${holder.option} }\``,
+    );
   }
   assertKnownFields(options, known, label, "option");
 }

@@ -6,9 +6,13 @@
  * @module
  */
 
+/** Unknown names a message lists at most (a client passed as options has hundreds). */
+const NAMED = 10;
+
 /**
  * Throws a `TypeError` (`<label>: unknown field \`x\` (known: ...)`, `kind`
- * naming it otherwise; `unknown fields \`x\`, \`y\`` for several) naming every
+ * naming it otherwise; `unknown fields \`x\`, \`y\`` for several, the first 10 and how many
+ * more past them) naming every
  * enumerable key of `value`, own or inherited (a known one is read from the
  * prototype too), not in `known`; a key of `Object.prototype`'s (a
  * polyfill's) is read past. A class's methods are not enumerable.
@@ -32,10 +36,11 @@ export function assertKnownFields(
     if (isUnknown(value, key, known)) {
       const unknown: string[] = [];
       for (const other in value) if (isUnknown(value, other, known)) unknown.push(`\`${other}\``);
+      const more = unknown.length > NAMED ? ` and ${unknown.length - NAMED} more` : "";
       throw new TypeError(
-        `${label}: unknown ${kind}${unknown.length > 1 ? "s" : ""} ${unknown.join(", ")} (known: ${
-          known.join(", ")
-        })`,
+        `${label}: unknown ${kind}${unknown.length > 1 ? "s" : ""} ${
+          unknown.slice(0, NAMED).join(", ")
+        }${more} (known: ${known.join(", ")})`,
       );
     }
   }

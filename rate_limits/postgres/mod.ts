@@ -498,7 +498,7 @@ const OPTIONS = Object.keys(
 export function createPostgresRateLimitStore(
   options: PostgresRateLimitStoreOptions,
 ): PostgresRateLimitStore {
-  assertKnownOptions(options, OPTIONS, LABEL);
+  assertKnownOptions(options, OPTIONS, LABEL, { option: "pool", method: "query" });
   const pool = options?.pool;
   if (typeof pool?.query !== "function") {
     throw new TypeError("createPostgresRateLimitStore needs a pg pool or client as `pool`");

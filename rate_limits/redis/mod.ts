@@ -263,7 +263,7 @@ const OPTIONS = Object.keys(
 export function createRedisRateLimitStore(
   options: RedisRateLimitStoreOptions,
 ): RedisRateLimitStore {
-  assertKnownOptions(options, OPTIONS, LABEL);
+  assertKnownOptions(options, OPTIONS, LABEL, { option: "client", method: "evalSha" });
   const client = options?.client;
   if (typeof client?.evalSha !== "function" || typeof client.eval !== "function") {
     throw new TypeError("createRedisRateLimitStore needs a connected redis client as `client`");
