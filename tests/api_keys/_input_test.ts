@@ -68,7 +68,7 @@ describe("input validation", () => {
   it("keyIdProblem (an imported id, an idFactory's): 1 to 200 characters, not only spaces, printable and storable", () => {
     assert.equal(MAX_KEY_ID_LENGTH, 200);
     for (
-      const id of ["k", "legacy key:1+é", "x".repeat(200), "\u4e00".repeat(200), "🔑".repeat(100)]
+      const id of ["k", "...", ".a", "a..", "legacy key:1+é", "x".repeat(200), "\u4e00".repeat(200), "🔑".repeat(100)]
     ) {
       assert.equal(keyIdProblem(id), undefined, id.slice(0, 12));
     }
@@ -82,6 +82,9 @@ describe("input validation", () => {
       ["line\nbreak", /control characters/],
       ["ci\u202egnp", /bidi controls/],
       ["old-\ud800", /lone surrogate/],
+      // A URL resolves them as dot segments: the settings page's /keys/<id> would be another route.
+      [".", /must not be "\." or "\.\."/],
+      ["..", /must not be "\." or "\.\."/],
     ];
     for (const [value, problem] of cases) {
       assert.match(keyIdProblem(value) ?? "", problem, JSON.stringify(value));
