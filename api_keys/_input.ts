@@ -240,11 +240,16 @@ export const MAX_KEY_ID_LENGTH = 200;
  * What is wrong with `value` as a new key's id (imported, or from
  * `idFactory`), or `undefined`: 1 to `MAX_KEY_ID_LENGTH` characters, not only
  * spaces, printable (`printableProblem`), so a list page's cursor, a log line
- * and PostgreSQL carry it as it is.
+ * and PostgreSQL carry it as it is; not `.` or `..`, which a URL resolves as
+ * a dot segment (even percent-encoded): the admin routes' `/keys/<id>` would
+ * name another route.
  */
 export function keyIdProblem(value: unknown): string | undefined {
   if (typeof value !== "string" || value.trim() === "" || value.length > MAX_KEY_ID_LENGTH) {
     return `must be 1 to ${MAX_KEY_ID_LENGTH} characters, not only spaces`;
+  }
+  if (value === "." || value === "..") {
+    return 'must not be "." or ".." (a URL path resolves them)';
   }
   return printableProblem(value);
 }
