@@ -187,6 +187,23 @@ describe("client/elements/_model.ts", () => {
     assert.equal(dateOf("2".repeat(65)), null);
     assert.equal(dateOf(12), null);
     assert.equal(dateOf("2026-01-01")?.toISOString(), "2026-01-01T00:00:00.000Z");
+    assert.equal(dateOf("2026-12-07T10:00:00.5+02:00")?.toISOString(), "2026-12-07T08:00:00.500Z");
+  });
+
+  it("dateOf reads ISO 8601 only, as the library's reader does: no local time, no guess (a browser's Date reads these differently)", () => {
+    for (
+      const loose of [
+        "2026-12-07T10:00:00", // no offset: a local time
+        "0",
+        "12",
+        "Dec 7 2026",
+        "7 Dec 2026 10:00 PST",
+        "2026-02-30T00:00:00Z",
+        "2026-12-07 10:00:00Z",
+      ]
+    ) {
+      assert.equal(dateOf(loose), null, loose);
+    }
   });
 
   it("usageOf places sparse buckets in the 25 hours from the hour 24 hours before now's to now's; others and non-counts dropped", () => {
