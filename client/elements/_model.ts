@@ -5,6 +5,7 @@
  * @module
  */
 import { isCount } from "../_decimal.ts";
+import { isoInstantMs } from "../_instant.ts";
 import { CSRF_HEADER } from "./_api.ts";
 
 /** A scope a new key may ask for. */
@@ -150,11 +151,15 @@ const num = (value: unknown): number | null =>
   typeof value === "number" && Number.isFinite(value) ? value : null;
 const text = (value: unknown): string | null => isString(value) ? value : null;
 
-/** A date from an ISO string, `null` when absent or invalid. */
+/**
+ * A date from an ISO 8601 string (`isoInstantMs`: with its offset, or a date alone as UTC
+ * midnight), `null` when absent or anything else (a browser's `Date` would read a local time or
+ * guess, each engine its own way).
+ */
 export function dateOf(value: unknown): Date | null {
   if (!isString(value) || value.length > 64) return null;
-  const date = new Date(value);
-  return Number.isNaN(date.getTime()) ? null : date;
+  const ms = isoInstantMs(value, true);
+  return Number.isNaN(ms) ? null : new Date(ms);
 }
 
 function presets(value: unknown): Preset[] {
