@@ -437,6 +437,38 @@ describe("instrumentTelemetry", () => {
     telemetry.close();
   });
 
+  it("refuses an unknown option by name (a misspelt limiter would record nothing) and options that are not an object", () => {
+    const { meterProvider } = setup();
+    const limiter = createRateLimiter({ logger: () => {} });
+    assert.throws(
+      () => instrumentTelemetry({ meterProvider, limitter: limiter, tenantAllowlist: [] } as never),
+      {
+        name: "TypeError",
+        message: /^instrumentTelemetry: unknown options `limitter`, `tenantAllowlist` \(known: /,
+      },
+    );
+    for (const bad of [undefined, null, "limiter", []]) {
+      assert.throws(() => instrumentTelemetry(bad as never), {
+        name: "TypeError",
+        message: "instrumentTelemetry: options must be an object",
+      });
+    }
+    // Nothing was claimed by the refused calls.
+    instrumentTelemetry({ meterProvider, limiter }).close();
+  });
+
+  it("the same change feed cannot be instrumented twice until close() (its gauges would read it twice)", () => {
+    const { meterProvider } = setup();
+    const feed = new InMemoryApiKeyChangeFeed();
+    const telemetry = instrumentTelemetry({ meterProvider, changeFeed: feed });
+    assert.throws(() => instrumentTelemetry({ meterProvider, changeFeed: feed }), {
+      name: "TypeError",
+      message: "changeFeed is instrumented already",
+    });
+    telemetry.close();
+    instrumentTelemetry({ meterProvider, changeFeed: feed }).close();
+  });
+
   it("observes the change feed", async () => {
     const { reader, meterProvider } = setup();
     const inner = new InMemoryApiKeyChangeFeed();
