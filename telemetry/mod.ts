@@ -37,6 +37,7 @@ import {
   tapsOf,
 } from "./_taps.ts";
 import { callDetached } from "./_detached.ts";
+import { assertKnownFields } from "./_known_fields.ts";
 
 /** The instrumentation scope's name (the package's). */
 export const TELEMETRY_SCOPE = "@saferoute/api-kit";
@@ -78,6 +79,20 @@ export interface TelemetryOptions {
    */
   tenantAllowList?: readonly string[];
 }
+
+/** The options `instrumentTelemetry` takes: any other is refused (a misspelt one instruments nothing). */
+const OPTIONS: readonly (keyof TelemetryOptions)[] = [
+  "meterProvider",
+  "tracerProvider",
+  "service",
+  "limiter",
+  "responder",
+  "changeFeed",
+  "tenantAllowList",
+];
+
+/** The change feeds instrumented now (a feed has no taps to claim). */
+const instrumentedFeeds = new WeakSet<ApiKeyChangeFeed>();
 
 /** What `instrumentTelemetry` answers. */
 export interface Telemetry {
@@ -378,6 +393,9 @@ function responderTaps(meter: Meter, target: Responder | { readonly responder: R
  * as its callback is registered, so a throw half-way leaves nothing behind.
  */
 function feedGauges(meter: Meter, feed: ApiKeyChangeFeed, undo: (() => void)[]): void {
+  if (instrumentedFeeds.has(feed)) throw new TypeError("changeFeed is instrumented already");
+  instrumentedFeeds.add(feed);
+  undo.push(() => instrumentedFeeds.delete(feed));
   const observe = (result: ObservableResult, read: () => number | undefined) => {
     try {
       // +Inf is observed (an unbounded lag): an SDK repeats a gauge's last value when its
@@ -409,7 +427,7 @@ function feedGauges(meter: Meter, feed: ApiKeyChangeFeed, undo: (() => void)[]):
  * docs/telemetry.md on `meterProvider`'s meter and spans on
  * `tracerProvider`'s tracer, both with the scope `@saferoute/api-kit` and its
  * version. Each target is instrumented once (a second call is a `TypeError`
- * until `close()`). No key id, prefix, tenant (unless allow-listed) or address
+ * until `close()`); an unknown option is a `TypeError`. No key id, prefix, tenant (unless allow-listed) or address
  * is ever an attribute.
  *
  * @example
@@ -424,6 +442,10 @@ function feedGauges(meter: Meter, feed: ApiKeyChangeFeed, undo: (() => void)[]):
  * ```
  */
 export function instrumentTelemetry(options: TelemetryOptions): Telemetry {
+  if (typeof options !== "object" || options === null || Array.isArray(options)) {
+    throw new TypeError("instrumentTelemetry: options must be an object");
+  }
+  assertKnownFields(options, OPTIONS, "instrumentTelemetry", "option");
   const allow = options.tenantAllowList ?? [];
   if (!Array.isArray(allow) || allow.length > 100 || allow.some((t) => typeof t !== "string")) {
     throw new TypeError("tenantAllowList must list at most 100 tenant ids");
