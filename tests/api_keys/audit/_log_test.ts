@@ -1272,7 +1272,7 @@ describe("api_keys/audit/_log.ts", () => {
     await assert.rejects(collect(service.exportAuditLog("t")), TypeError);
   });
 
-  it("counts records since the last checkpoint for at most 10,000 tenants: past that, the longest-counted starts again", async () => {
+  it("counts records since the last checkpoint for at most 10,000 tenants: past that, the longest-counted is checkpointed as it is dropped (never left uncounted)", async () => {
     const { access, read } = twoRecordChains();
     const emitted: string[] = [];
     const log = new AuditLog(
@@ -1285,18 +1285,28 @@ describe("api_keys/audit/_log.ts", () => {
       "audit",
     );
     log.appended("t0");
-    for (let i = 1; i <= 10_000; i++) log.appended(`t${i}`);
-    // t0 was dropped for t10000: its second record counts as its first, no checkpoint.
+    for (let i = 1; i < 10_000; i++) log.appended(`t${i}`);
+    await log.settled();
+    assert.deepEqual(emitted, [], "10,000 tenants counted, none due");
+    // t10000 drops t0, whose record is not checkpointed yet: t0 is checkpointed now.
+    log.appended("t10000");
+    await log.settled();
+    assert.deepEqual(emitted, ["t0"]);
+    // t0 again drops t1 (checkpointed as it goes); t0 counts from 1.
     log.appended("t0");
+    await log.settled();
+    assert.deepEqual(emitted, ["t0", "t1"]);
     // t10000 is still counted: its second record signs a checkpoint.
     log.appended("t10000");
     await log.settled();
-    assert.deepEqual(read, ["t10000"]);
-    assert.deepEqual(emitted, ["t10000"]);
-    // Under the cap nothing else is dropped: t9999's second record signs one.
-    log.appended("t9999");
+    assert.deepEqual(emitted, ["t0", "t1", "t10000"]);
+    assert.deepEqual(read.toSorted(), ["t0", "t1", "t10000"]);
+    // 10,001 tenants writing in turn: each record drops a tenant, which is checkpointed (none
+    // goes uncheckpointed for lack of room to count it).
+    emitted.length = 0;
+    for (let i = 2; i < 12; i++) log.appended(`u${i}`);
     await log.settled();
-    assert.deepEqual(emitted, ["t10000", "t9999"]);
+    assert.equal(emitted.length, 10);
   });
 
   it("remembers the last checkpoint it signed for at most 10,000 tenants: past that, the oldest is verified from the start again", async () => {
