@@ -314,15 +314,32 @@ export class AuditLog {
    */
   appended(tenantId: string): void {
     const nowMs = this.#clock().getTime();
-    const since = this.#since.get(tenantId) ?? { count: 0, atMs: nowMs };
+    let since = this.#since.get(tenantId);
+    if (since === undefined) {
+      since = { count: 0, atMs: nowMs };
+      // Bounded: past MAX_TENANTS_COUNTED, the longest-counted tenant is dropped, and checkpointed
+      // now if it has records since its last one (never left uncounted: 10,001 tenants writing in
+      // turn would otherwise never reach a checkpoint).
+      if (this.#since.size >= MAX_TENANTS_COUNTED) {
+        const [dropped, was] = this.#since.entries().next().value!;
+        this.#since.delete(dropped);
+        if (was.count > 0) this.#checkpointDue(dropped, was.count, nowMs);
+      }
+      this.#since.set(tenantId, since);
+    }
     since.count++;
-    // Bounded: past MAX_TENANTS_COUNTED, the longest-counted tenant starts again from 0.
-    setBounded(this.#since, tenantId, since);
     const { checkpointEvery, checkpointIntervalMs } = this.#options;
     if (since.count < checkpointEvery && nowMs - since.atMs < checkpointIntervalMs) return;
+    this.#checkpointDue(tenantId, since.count, nowMs);
+  }
+
+  /**
+   * Signs a checkpoint of `tenantId`'s head and emits it (detached, one per tenant at a time),
+   * `counted` of its records due at `nowMs`; see `appended`.
+   */
+  #checkpointDue(tenantId: string, counted: number, nowMs: number): void {
     if (this.#checkpointing.has(tenantId)) return;
     this.#checkpointing.add(tenantId);
-    const counted = since.count;
     // The records counted are checked (signed, or found broken): those appended meanwhile count
     // toward the next checkpoint. A failure to check them counts them still.
     const checked = () => {
