@@ -224,6 +224,35 @@ describe("api_keys/audit/chain.ts", () => {
     assert.deepEqual(!answer.ok && [answer.problem, answer.seq], ["reordered", 3]);
   });
 
+  it("names a record inserted or deleted in the middle, the records after it renumbered, at its own place (not a genuine record as edited)", async () => {
+    const records = await chain(5);
+    // A forged record at 3, hashed and linked to record 2; the genuine 3 to 5 moved to 4 to 6.
+    const at = new Date(Date.UTC(2026, 0, 1, 0, 0, 3));
+    const body = canonicalJson({ v: 1, action: "key.revoked", keyId: "k1" });
+    const forged = {
+      tenantId: "t1",
+      seq: 3,
+      at,
+      body,
+      prevHash: records[1].hash,
+      hash: await auditHash(records[1].hash, "t1", 3, at, body),
+    };
+    const inserted = [
+      ...records.slice(0, 2),
+      forged,
+      ...records.slice(2).map((r) => ({ ...r, seq: r.seq + 1 })),
+    ];
+    const one = await verifyAuditChain(inserted, { tenantId: "t1" });
+    assert.deepEqual(!one.ok && [one.problem, one.seq, one.checked], ["inserted", 3, 2]);
+    // Record 3 deleted; 4 and 5 moved to 3 and 4.
+    const deleted = [
+      ...records.slice(0, 2),
+      ...records.slice(3).map((r) => ({ ...r, seq: r.seq - 1 })),
+    ];
+    const two = await verifyAuditChain(deleted, { tenantId: "t1" });
+    assert.deepEqual(!two.ok && [two.problem, two.seq, two.checked], ["deleted", 3, 2]);
+  });
+
   it("names a truncated tail against the head and against a checkpoint", async () => {
     const records = await chain(5);
     const head = headOf(records);
