@@ -514,6 +514,8 @@ export async function* verifiedAuditRecords(
   if (checkpoint !== undefined && checkpoint.seq === seq - 1 && checkpoint.hash !== prev) {
     return broken("edited", checkpoint.seq, "the record's hash is not the checkpoint's");
   }
+  /** The `prevHash` of the record checked last (the link an inserted record copies). */
+  let prevLink: string | undefined;
   let current: StoredAuditRecord | undefined;
   const check = async (
     r: StoredAuditRecord,
@@ -532,6 +534,20 @@ export async function* verifiedAuditRecords(
       ) {
         return broken("reordered", r.seq, `records ${r.seq} and ${next.seq} were swapped`);
       }
+      // Hashed one place earlier, linked as the record before it: that one was inserted (the
+      // records after it renumbered), not counted as checked.
+      if (r.prevHash === prevLink && await hashOf(r, r.seq - 1) === r.hash) {
+        checked--;
+        return broken(
+          "inserted",
+          r.seq - 1,
+          "the record before it was inserted, the rest renumbered",
+        );
+      }
+      // Hashed one place later: the record at its place was deleted, the rest renumbered.
+      if (await hashOf(r, r.seq + 1) === r.hash) {
+        return broken("deleted", r.seq, `record ${r.seq} is missing, the rest renumbered`);
+      }
       return broken("edited", r.seq, "the record's content does not match its hash");
     }
     if (r.prevHash !== prev) {
@@ -549,6 +565,7 @@ export async function* verifiedAuditRecords(
       checkpointSeen = true;
     }
     prev = r.hash;
+    prevLink = r.prevHash;
     seq++;
     checked++;
     return undefined;
