@@ -1023,6 +1023,16 @@ describe("api_keys/audit/_log.ts", () => {
     await service.close();
   });
 
+  it("refuses a range that is not one: seqs not positive integers, or fromSeq past toSeq (nothing verified is no ok)", async () => {
+    const storage = new RacingAuditStorage();
+    const { service } = auditedService({ storage });
+    for (let i = 0; i < 3; i++) await storage.appendAudit(appended(i));
+    for (const range of [{ fromSeq: 0 }, { toSeq: 1.5 }, { fromSeq: 2, toSeq: 1 }]) {
+      await assert.rejects(service.verifyAuditLog("t", range), TypeError, JSON.stringify(range));
+    }
+    assert.equal((await service.verifyAuditLog("t", { fromSeq: 2, toSeq: 2 })).ok, true);
+  });
+
   it("a range to toSeq must reach it: a tail deleted below the head row is truncated; at or past the head, the head's hash is checked", async () => {
     const storage = new RacingAuditStorage();
     const { service } = auditedService({ storage });
