@@ -534,6 +534,10 @@ export class AuditLog {
         throw new TypeError(`the audit range's ${name} must be a positive integer`);
       }
     }
+    if (fromSeq !== undefined && toSeq !== undefined && fromSeq > toSeq) {
+      // An empty range verifies nothing: no `ok` for it.
+      throw new TypeError("the audit range's fromSeq must not be past its toSeq");
+    }
     if (checkpoint !== undefined && toSeq !== undefined && toSeq < Number(checkpoint?.seq)) {
       // It could only be found missing: the records to it are past the range.
       throw new TypeError("the audit range's toSeq must not be before the checkpoint's seq");
