@@ -129,6 +129,20 @@ describe("createThrottlerStorage", () => {
     }
   });
 
+  it("a throttler named like another's block (`login.block`) never shares the block's counter", async () => {
+    const storage = createThrottlerStorage(over(createMemoryRateLimitStore()));
+    // One key for both (a generateKey answering the tracker); the block's window is the other's ttl.
+    for (let n = 1; n <= 5; n++) {
+      const other = await storage.increment("same-key", 60_000, 100, 0, "login.block");
+      const login = await storage.increment("same-key", 10_000, 50, 60_000, "login");
+      assert.deepEqual(
+        [other.totalHits, other.isBlocked, login.totalHits, login.isBlocked],
+        [n, false, n, false],
+        `hit ${n}`,
+      );
+    }
+  });
+
   it("counts under `throttler:` + the key, never on the counter of a limiter check of that key and policy (an API key's)", async () => {
     const limiter = over(createMemoryRateLimitStore());
     const storage = createThrottlerStorage(limiter);
@@ -408,9 +422,13 @@ describe("createThrottlerStorage", () => {
     );
   });
 
-  it("local: during an outage each instance blocks past its share, the block counter ignored", async () => {
+  it("local: during an outage each instance blocks past its share, the block counter ignored (its start never sent: the wait is the share's window)", async () => {
+    let calls = 0;
+    const counting: RateLimitStore = {
+      checkBatch: () => (calls++, Promise.reject(new Error("down"))),
+    };
     const storage = createThrottlerStorage(
-      createRateLimiter({ ...quiet, store: down, onStoreError: "local", instances: 2 }),
+      createRateLimiter({ ...quiet, store: counting, onStoreError: "local", instances: 2 }),
     );
     const hits = [];
     for (let i = 0; i < 4; i++) hits.push(await storage.increment("t", 60_000, 4, 120_000, "d"));
@@ -420,6 +438,10 @@ describe("createThrottlerStorage", () => {
       [3, true],
       [3, true],
     ]);
+    assert.equal(calls, 4, "one store call per hit: no block start sent to a store that failed");
+    for (const h of hits.slice(2)) {
+      assert.ok(h.timeToBlockExpire <= 66, `no block is kept: ${h.timeToBlockExpire} s`);
+    }
   });
 
   it("compiles a throttler's policies once, not per hit", async () => {
