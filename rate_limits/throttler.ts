@@ -75,15 +75,20 @@ export interface ThrottlerStorageOptions {
   readonly throttlerMajor?: 4 | 5 | 6;
 }
 
+/** The end of a block's policy name (never of a throttler's: see `policyName`). */
+const BLOCK = ".block";
+
 /**
  * The policy name for a throttler name: lowercased, other characters as `_`,
- * at most 58; a name changed on the way ends with a hash of the name given, so
- * two throttlers never share a counter ("Burst" and "burst").
+ * at most 58; a name changed on the way, or ending `.block` (a block's policy
+ * is its throttler's name and `.block`), ends with a hash of the name given, so
+ * two throttlers never share a counter ("Burst" and "burst"; "login.block" and
+ * the block of "login").
  */
 function policyName(throttlerName: string): string {
   const safe = throttlerName.toLowerCase().replace(/[^a-z0-9_\-.*]/g, "_");
   const name = /^[a-z*]/.test(safe) ? safe : `t.${safe}`;
-  if (name === throttlerName && name.length <= 58) return name;
+  if (name === throttlerName && name.length <= 58 && !name.endsWith(BLOCK)) return name;
   // FNV-1a over the UTF-16 code units: names are the app's own, not an attacker's.
   let hash = 0x811c9dc5;
   for (let i = 0; i < throttlerName.length; i++) {
@@ -221,7 +226,7 @@ export function createThrottlerStorage(
     const blocks = blockDuration !== undefined && blockDuration > windowMs;
     // A block is 2 units in its window, which a hit's check (limit 1, cost 0) finds over its
     // limit: the whole check is refused, the hit not counted, until the block's units leave.
-    const block = { name: `${name}.block`, limit: 1, windowMs: blockDuration!, cost: 0, subSecond };
+    const block = { name: `${name}${BLOCK}`, limit: 1, windowMs: blockDuration!, cost: 0, subSecond };
     const entry: Compiled = blocks
       ? {
         hit: compileRateLimitPolicies([hit, block]),
@@ -324,7 +329,8 @@ export function createThrottlerStorage(
         };
       }
       let wait = counted.resetMs;
-      if (policies.start !== undefined) {
+      // Under `local` (the store failed) no block is kept: its start is not sent to that store.
+      if (policies.start !== undefined && result.outcome === "store") {
         const started = await door.check(subject, policies.start);
         const [start] = started.policies;
         // When the block's units leave, and the hits' window has room by then too.
