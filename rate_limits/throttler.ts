@@ -226,7 +226,13 @@ export function createThrottlerStorage(
     const blocks = blockDuration !== undefined && blockDuration > windowMs;
     // A block is 2 units in its window, which a hit's check (limit 1, cost 0) finds over its
     // limit: the whole check is refused, the hit not counted, until the block's units leave.
-    const block = { name: `${name}${BLOCK}`, limit: 1, windowMs: blockDuration!, cost: 0, subSecond };
+    const block = {
+      name: `${name}${BLOCK}`,
+      limit: 1,
+      windowMs: blockDuration!,
+      cost: 0,
+      subSecond,
+    };
     const entry: Compiled = blocks
       ? {
         hit: compileRateLimitPolicies([hit, block]),

@@ -68,7 +68,16 @@ describe("input validation", () => {
   it("keyIdProblem (an imported id, an idFactory's): 1 to 200 characters, not only spaces, printable and storable", () => {
     assert.equal(MAX_KEY_ID_LENGTH, 200);
     for (
-      const id of ["k", "...", ".a", "a..", "legacy key:1+é", "x".repeat(200), "\u4e00".repeat(200), "🔑".repeat(100)]
+      const id of [
+        "k",
+        "...",
+        ".a",
+        "a..",
+        "legacy key:1+é",
+        "x".repeat(200),
+        "\u4e00".repeat(200),
+        "🔑".repeat(100),
+      ]
     ) {
       assert.equal(keyIdProblem(id), undefined, id.slice(0, 12));
     }
