@@ -240,6 +240,25 @@ describe("credits in authorize", () => {
     assert.deepEqual(seen().slice(3), ["low 5 at 0", "low 2 at 0", "exhausted"]);
   });
 
+  it("an event's nextRefillAt is the refill boundary itself, with a store answering after the request's time (its resetMs counted from later)", async () => {
+    const clocks = new FakeClocks();
+    const { service, storage, events } = setup({
+      store: createMemoryRateLimitStore({ now: () => clocks.now + 300 }),
+      thresholds: [5],
+    });
+    // setup's own clocks: the store above reads a clock of its own, 300 ms ahead.
+    const start = clocks.now;
+    const { key } = await creditedKey(service, storage, {
+      remaining: 6,
+      updatedAt: new Date(start),
+      refill: { amount: 8, interval: "daily" },
+    });
+    await service.authorize(key);
+    const [low] = creditEvents(events);
+    assert.equal(low?.type, "api_key.credits_low");
+    assert.equal(low.nextRefillAt?.toISOString(), new Date(start + 86_400_000).toISOString());
+  });
+
   it("concurrent spends fire each event exactly once", async () => {
     const { service, storage, events } = setup({ thresholds: [30, 10] });
     const { key } = await creditedKey(service, storage, { remaining: 40 });
@@ -380,6 +399,41 @@ describe("a tenant's shared credit pool", () => {
       refill,
     });
     assert.equal(await service.tenantCredits("t2"), null);
+  });
+
+  it("a rule written another way that refills at the same moments is the pool's rule (monthly with day 1 written out; daily as everyMs 86,400,000)", async () => {
+    const { service } = setup();
+    const monthly = { amount: 3, interval: "monthly" as const };
+    await createKey(service, { remaining: 1, refill: monthly, sharedBy: "tenant" });
+    await createKey(service, { remaining: 1, refill: { ...monthly, day: 1 }, sharedBy: "tenant" });
+    const daily = { amount: 3, interval: "daily" as const };
+    await createKey(service, { remaining: 1, refill: daily, sharedBy: "tenant" }, {
+      tenantId: "t2",
+    });
+    await createKey(service, {
+      remaining: 1,
+      refill: { amount: 3, everyMs: 86_400_000 },
+      sharedBy: "tenant",
+    }, {
+      tenantId: "t2",
+    });
+    await assert.rejects(
+      createKey(service, { remaining: 1, refill: { ...monthly, day: 2 }, sharedBy: "tenant" }),
+      { name: "ApiKeyValidationError", field: "credits" },
+    );
+  });
+
+  it("a policy refusal with the pool's balance to spare names no refusing balance (creditBalance is the refusing one's)", async () => {
+    const { service } = setup();
+    const { key } = await createKey(service, { remaining: 100, sharedBy: "tenant" }, {
+      rateLimits: [{ name: "burst", limit: 1, windowMs: 60_000 }],
+    });
+    await service.authorize(key);
+    const error = await denial(service.authorize(key));
+    assert.equal(error.code, "api_key_rate_limited");
+    assert.equal(error.creditBalance, undefined);
+    assert.equal(error.creditResult?.allowed, true);
+    assert.equal(error.rateLimitResults?.[0].allowed, false);
   });
 
   it("updateCredits(tenantId, null, change) sets the pool and writes it back to every key spending it; a key's own form refuses a pool-only key", async () => {
