@@ -92,9 +92,16 @@ export class ApiKeyError extends Error {
   readonly reason?: string;
   /** `api_key_rate_limited`: each policy's answer (the denying ones have `allowed: false`). */
   declare readonly rateLimitResults?: readonly ApiKeyRateLimitResult[];
-  /** `api_key_usage_exceeded`: the refusing balance's answer (`resetMs` to the next refill, -1 for none). */
+  /**
+   * `api_key_usage_exceeded`: the refusing balance's answer (`resetMs` to the next refill, -1 for
+   * none); `api_key_rate_limited` with credits: the refusing balance's when one refused too, else
+   * the first balance's (nothing spent).
+   */
   declare readonly creditResult?: ApiKeyContext["creditResult"];
-  /** `api_key_usage_exceeded`: whose balance refused, the key's own or the tenant's shared pool. */
+  /**
+   * `api_key_usage_exceeded` (and `api_key_rate_limited` when a balance refused too): whose
+   * balance refused, the key's own or the tenant's shared pool.
+   */
   declare readonly creditBalance?: ApiKeyContext["creditBalance"];
   /**
    * `api_key_usage_exceeded`: the refusing balance as the HTTP answers name it

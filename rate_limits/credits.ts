@@ -8,7 +8,7 @@
 import { assertBounded, assertCredits, MAX_CREDITS } from "./_checks.ts";
 import { assertKnownFields } from "../telemetry/_known_fields.ts";
 import type { CreditChange, CreditRefill } from "./store.ts";
-import { settleBalance } from "./_refill.ts";
+import { refillParams, settleBalance } from "./_refill.ts";
 
 export { MAX_CREDITS };
 
@@ -156,4 +156,23 @@ export function settleCredits(
     lastRefillAt: refills ? settled.start : null,
     nextRefillAt: refills ? now + settled.resetMs : null,
   };
+}
+
+/**
+ * Whether two refill rules refill by the same amount at the same moments,
+ * however written (monthly with `day: 1` or without; `daily` or `everyMs` of a
+ * day); `undefined` is no refill.
+ *
+ * @example
+ * ```ts
+ * import { sameCreditRefill } from "./credits.ts";
+ * sameCreditRefill({ amount: 5, interval: "daily" }, { amount: 5, everyMs: 86_400_000 }); // true
+ * ```
+ */
+export function sameCreditRefill(
+  a: CreditRefill | undefined,
+  b: CreditRefill | undefined,
+): boolean {
+  const [x, y] = [refillParams(a), refillParams(b)];
+  return x[0] === y[0] && x[1] === y[1] && x[2] === y[2];
 }

@@ -27,6 +27,7 @@ export {
   compileCredits,
   type Credits,
   MAX_CREDITS,
+  sameCreditRefill,
   settleCredits,
 } from "./credits.ts";
 export {

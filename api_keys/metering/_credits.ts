@@ -9,6 +9,7 @@
  */
 import { ApiKeyValidationError } from "../errors.ts";
 import {
+  appliedAt,
   creditBalancesOf,
   creditCounterOf,
   creditPartsOf,
@@ -16,6 +17,7 @@ import {
   type HashedIds,
   hashedIdsOf,
   idOfSubject,
+  nextRefillOf,
   storedRefill,
   type SubjectOwner,
 } from "./_limits.ts";
@@ -49,6 +51,7 @@ import {
   compileCreditChange,
   compileCreditRefill,
   compileCredits,
+  sameCreditRefill,
   settleCredits,
 } from "../../rate_limits/credits.ts";
 
@@ -107,33 +110,9 @@ export function balanceKeyOf(credits: ApiKeyCredits, id: string): string | undef
   return own === undefined ? undefined : own.balanceKeyId ?? id;
 }
 
-/**
- * The balance of a store's answer for a balance with `credits`' refill rule, read around
- * `nowMs`: its next refill the store's boundary itself (`appliedAt`), never a round trip early.
- */
+/** The balance of a store's answer for a balance with `credits`' refill rule, read around `nowMs`. */
 function balanceOf(credits: Credits, result: CounterResult, nowMs: number): ApiKeyCreditBalance {
-  return {
-    remaining: result.remaining,
-    nextRefillAt: result.resetMs < 0
-      ? null
-      : new Date(appliedAt(credits, result, nowMs).getTime() + result.resetMs),
-  };
-}
-
-/**
- * When the store applied a change (or read) of a balance with `credits`'
- * refill rule that it answered `result` for, this clock reading `nowMs` around it: the
- * store's own moment, `resetMs` before its next refill (the refill boundary
- * nearest `nowMs + resetMs`, so a clock a few ms off the store's, or a call
- * across a boundary, still lands in the store's refill period). `nowMs`
- * without a refill.
- */
-function appliedAt(credits: Credits, result: CounterResult, nowMs: number): Date {
-  if (credits.refill === undefined || result.resetMs < 0) return new Date(nowMs);
-  const seen = nowMs + result.resetMs;
-  const { lastRefillAt, nextRefillAt } = settleCredits(credits, seen, seen);
-  const boundary = seen - lastRefillAt! <= nextRefillAt! - seen ? lastRefillAt! : nextRefillAt!;
-  return new Date(boundary - result.resetMs);
+  return { remaining: result.remaining, nextRefillAt: nextRefillOf(credits, result, nowMs) };
 }
 
 /** The stored balance of `credits` at `nowMs`, the refills due since `updatedAt` applied. */
@@ -249,14 +228,11 @@ function ruleOf(change: ApiKeyCreditChange): CreditRefill | null | undefined {
 
 /**
  * Same refill rule, as read (`storedRefill`: a field of another version read
- * past; field order aside: a JSON column may reorder them).
+ * past), however written (`sameCreditRefill`: monthly with `day: 1` as without
+ * it, `everyMs` of a day as `daily`).
  */
 function sameRefill(a: Credits, b: Credits): boolean {
-  const read = (r: Credits["refill"]) => {
-    const rule = storedRefill(r);
-    return rule === undefined ? "" : JSON.stringify(rule, Object.keys(rule).sort());
-  };
-  return read(a.refill) === read(b.refill);
+  return sameCreditRefill(storedRefill(a.refill), storedRefill(b.refill));
 }
 
 /** Whether copy `a` of a balance was written after copy `b`. */

@@ -24,6 +24,7 @@ import {
   compileRateLimitPolicies,
   type RateLimitPolicy,
 } from "../../rate_limits/policy.ts";
+import { type Credits, settleCredits } from "../../rate_limits/credits.ts";
 import { assertKnownFields } from "../../telemetry/_known_fields.ts";
 import { assertCost, assertCount } from "./_count.ts";
 import { RATE_LIMIT_FIELD, RATE_LIMIT_POLICY_FIELD } from "./_rate_limit_fields.ts";
@@ -475,6 +476,33 @@ export function creditPartsOf(
   return credits.sharedBy === "tenant"
     ? { own: undefined, pool: credits }
     : { own: credits, pool: credits.pool };
+}
+
+/**
+ * The next refill of a balance with `credits`' refill rule that a store answered `result` for,
+ * around `nowMs`: the store's boundary itself (`appliedAt`), never a round trip early; `null`
+ * without one.
+ */
+export function nextRefillOf(credits: Credits, result: CounterResult, nowMs: number): Date | null {
+  return result.resetMs < 0
+    ? null
+    : new Date(appliedAt(credits, result, nowMs).getTime() + result.resetMs);
+}
+
+/**
+ * When the store applied a change (or read) of a balance with `credits`'
+ * refill rule that it answered `result` for, this clock reading `nowMs` around it: the
+ * store's own moment, `resetMs` before its next refill (the refill boundary
+ * nearest `nowMs + resetMs`, so a clock a few ms off the store's, or a call
+ * across a boundary, still lands in the store's refill period). `nowMs`
+ * without a refill.
+ */
+export function appliedAt(credits: Credits, result: CounterResult, nowMs: number): Date {
+  if (credits.refill === undefined || result.resetMs < 0) return new Date(nowMs);
+  const seen = nowMs + result.resetMs;
+  const { lastRefillAt, nextRefillAt } = settleCredits(credits, seen, seen);
+  const boundary = seen - lastRefillAt! <= nextRefillAt! - seen ? lastRefillAt! : nextRefillAt!;
+  return new Date(boundary - result.resetMs);
 }
 
 /**
@@ -1072,8 +1100,12 @@ export class RequestLimits {
     const answers: ApiKeyLimitAnswers = result.allowed ? { ...context } : {};
     if (check.policies.length > 0) answers.rateLimitResults = result.policies;
     if (balances !== undefined) {
-      answers.creditResult = balances[0];
-      answers.creditBalance = plan.owners[0];
+      // Allowed: the first balance's answer (the key's own; the pool's alone). Refused: the
+      // refusing balance's (the key's own first when both refuse), and no owner named when a
+      // policy alone refused (`creditBalance` is whose balance refused).
+      const at = result.allowed ? 0 : balances.findIndex((b) => !b.allowed);
+      answers.creditResult = balances[Math.max(at, 0)];
+      if (at >= 0) answers.creditBalance = plan.owners[at];
       if (plan.pooled) answers.tenantCreditResult = balances[balances.length - 1];
     }
     if (result.allowed) return answers as ApiKeyContext;
@@ -1083,12 +1115,6 @@ export class RequestLimits {
       result.policies.forEach((r, i) => {
         if (!r.allowed && (cost ?? check.policies[i].cost) > r.limit) NEVER_FITS.add(r);
       });
-    }
-    if (!limited && balances !== undefined) {
-      // The refusing balance (the key's own first when both refuse).
-      const at = balances.findIndex((b) => !b.allowed);
-      answers.creditResult = balances[at];
-      answers.creditBalance = plan.owners[at];
     }
     if (limited) throw Object.assign(apiKeyError("api_key_rate_limited"), answers);
     // The refusing balance named in the HTTP answers too: the key's own, or the tenant's pool.
@@ -1144,13 +1170,16 @@ export class RequestLimits {
     at: Date,
   ): void {
     const remaining = answer.remaining;
+    const parts = creditPartsOf(context.credits!);
+    const credits = (creditBalance === "key" ? parts.own : parts.pool)!;
     const common = {
       at,
       keyId: context.keyId,
       tenantId: context.tenantId,
       creditBalance,
       remaining,
-      nextRefillAt: answer.resetMs < 0 ? null : new Date(at.getTime() + answer.resetMs),
+      // The store's boundary itself: its resetMs counts from its own moment, after `at`.
+      nextRefillAt: nextRefillOf(credits, answer, at.getTime()),
     };
     for (const threshold of this.#thresholds) {
       if (fellPast(remaining, cost, threshold)) {

@@ -16,6 +16,7 @@ describe("./rate-limits", () => {
       "createMemoryRateLimitStore",
       "createRateLimiter",
       "createThrottlerStorage",
+      "sameCreditRefill",
       "settleCredits",
     ]);
   });

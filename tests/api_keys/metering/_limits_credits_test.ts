@@ -509,6 +509,11 @@ describe("credit events of a spend (RequestLimits.creditEvents)", () => {
       environment: "live",
       scopes: [],
       prefix: "p1",
+      credits: own === undefined
+        ? { remaining: 0, updatedAt: new Date(0), sharedBy: "tenant" }
+        : pool === undefined
+        ? { remaining: 0, updatedAt: new Date(0) }
+        : { remaining: 0, updatedAt: new Date(0), pool: { remaining: 0, updatedAt: new Date(0) } },
       ...(own === undefined
         ? { creditResult: answer(pool!), creditBalance: "tenant" as const }
         : { creditResult: answer(own), creditBalance: "key" as const }),
