@@ -7,7 +7,8 @@ export const SCRIPT = new URL("../../scripts/import_keys.ts", import.meta.url).p
 /** Runs the CLI with `args` and `env`; its exit code, stdout and stderr. */
 export async function runImport(args: string[], env: Record<string, string>) {
   const output = await new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", SCRIPT, ...args],
+    // --quiet: no `Download …` line of a fresh cache in the stderr a test compares.
+    args: ["run", "--quiet", "-A", SCRIPT, ...args],
     env: { ...env, NO_COLOR: "1" },
     clearEnv: false,
   }).output();

@@ -219,7 +219,7 @@ describe("scripts/import_keys.ts without DATABASE_URL (dry run)", {
 
   it("prints each bad line as it is read, before the input ends", async () => {
     const child = new Deno.Command(Deno.execPath(), {
-      args: ["run", "-A", SCRIPT, "--jsonl", "/dev/stdin", "--pepper-version", "1"],
+      args: ["run", "--quiet", "-A", SCRIPT, "--jsonl", "/dev/stdin", "--pepper-version", "1"],
       env: { DATABASE_URL: "", NO_COLOR: "1" },
       stdin: "piped",
       stdout: "piped",
@@ -418,6 +418,7 @@ describe("scripts/import_keys.ts with DATABASE_URL and no generated Prisma clien
     const output = await new Deno.Command(Deno.execPath(), {
       args: [
         "run",
+        "--quiet",
         "-A",
         "--config",
         `${root}deno.json`,
