@@ -309,8 +309,14 @@ export async function runTour(
   // Loaded here: `deno task demo` itself never loads playwright-core, and `npm start`'s light
   // install (demo/start.json) has none: there the page steps are skipped (never under CI).
   const pageSteps = await import("./page_steps.ts").catch((error) => {
-    if (Deno.env.get("CI") === "true") throw error;
-    log(`skip page steps: playwright-core is not installed (${(error as Error).message})`);
+    // Only a missing playwright-core is skipped (never under CI); any other failure is a bug.
+    if (Deno.env.get("CI") === "true" || !String(error?.message).includes("playwright-core")) {
+      throw error;
+    }
+    log(
+      "skip page steps: this install has no playwright-core (npm start's light one); " +
+        "`deno task demo --smoke` runs them, with Chromium (scripts/install_chromium.sh)",
+    );
     return undefined;
   });
   const pageKey = await pageSteps?.runPageSteps(envelope.url, record, log);
