@@ -1031,6 +1031,43 @@ describe("createSafeFetch route: upgrades and requests closed by the handler", (
     assert.deepEqual(lines, []);
   });
 
+  it("a Host header holding `?`, `/` or `#` never moves into the target a route reads (Deno.serve builds request.url as http:// + Host + target)", async () => {
+    const { serve, RUNTIME } = await import("../../scenarios/_serve.ts");
+    const net = await import("node:net");
+    const { safe } = safeWith();
+    const list = safe.route(
+      { paginated: { links: true }, fieldSelection: true },
+      () => ({ data: [{ id: "a", name: "A" }], total: 40, page: 1, limit: 20 }),
+    );
+    const server = await serve((request) => list(request));
+    const port = Number(new URL(server.url).port);
+    /** The raw answer to `GET /orders` with `host`. */
+    const raw = (host: string) =>
+      new Promise<string>((resolve, reject) => {
+        const socket = net.connect(port, "127.0.0.1");
+        let text = "";
+        socket.on("data", (chunk: Uint8Array) => (text += new TextDecoder().decode(chunk)));
+        socket.on("end", () => resolve(text));
+        socket.on("error", reject);
+        socket.write(`GET /orders HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`);
+      });
+    try {
+      for (const host of ["api.example.com?page=7&limit=3&fields=id", "a/evil", "a#"]) {
+        const answer = await raw(host);
+        const status = Number(answer.split(" ", 2)[1]);
+        if (RUNTIME === "node" && status === 400) continue; // @hono/node-server refuses the Host
+        assert.equal(status, 200, `${host}: ${answer.slice(0, 200)}`);
+        const body = JSON.parse(answer.slice(answer.indexOf("\r\n\r\n") + 4));
+        assert.equal(body.path, "/orders", host);
+        assert.equal(body.meta.fields, undefined, host);
+        assert.deepEqual([body.meta.pagination.page, body.meta.pagination.limit], [1, 20], host);
+        assert.equal(body.meta.pagination.links.next, "/orders?page=2&limit=20", host);
+      }
+    } finally {
+      await server.close();
+    }
+  });
+
   it(
     "Deno.serve: a WebSocket upgrade through protect and a route with request ids opens, the server keeps serving",
     {
