@@ -4,6 +4,7 @@
  * @module
  */
 import { JSON_HEADER } from "../_media_type.ts";
+import { fetchRequestTarget } from "../_request_target.ts";
 import type { ParsedPaginationQuery } from "../pagination_query.ts";
 import type { HttpExchange, Reply } from "../responder.ts";
 
@@ -54,7 +55,7 @@ export class RequestContext implements SafeContext {
  */
 export const LOWEST_STATUS = 200;
 
-/** The core's view of a Fetch exchange (the request target is the absolute URL). */
+/** The core's view of a Fetch exchange (the request target in origin form: `fetchRequestTarget`). */
 export class FetchExchange implements HttpExchange {
   readonly method: string;
   readonly target: string;
@@ -72,7 +73,7 @@ export class FetchExchange implements HttpExchange {
     readonly response?: Response,
   ) {
     this.method = request.method;
-    this.target = request.url;
+    this.target = fetchRequestTarget(request);
   }
 
   /** The status the handler set, if any. */

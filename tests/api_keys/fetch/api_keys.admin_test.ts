@@ -59,6 +59,26 @@ describe("createApiKeysAdminFetchHandler over HTTP", () => {
     return { status: response.status, headers: response.headers, text };
   };
 
+  it("routes by the target sent, never by a Host header holding a path (Deno.serve joins them)", async () => {
+    const net = await import("node:net");
+    const { RUNTIME } = await import("../../scenarios/_serve.ts");
+    const answer = await new Promise<string>((resolve, reject) => {
+      const socket = net.connect(Number(new URL(server.url).port), "127.0.0.1");
+      let text = "";
+      socket.on("data", (chunk: Uint8Array) => (text += new TextDecoder().decode(chunk)));
+      socket.on("end", () => resolve(text));
+      socket.on("error", reject);
+      socket.write(
+        "GET /keys HTTP/1.1\r\nHost: h/settings/api-keys\r\nCookie: session=alice\r\n" +
+          "Connection: close\r\n\r\n",
+      );
+    });
+    const status = Number(answer.split(" ", 2)[1]);
+    // /keys is outside the prefix: the app's 404 (or, on Node, the server refusing the Host).
+    assert.equal(status, RUNTIME === "node" && status === 400 ? 400 : 404, answer.slice(0, 300));
+    if (status === 404) assert.ok(answer.endsWith("app"), answer.slice(-100));
+  });
+
   it("answers HEAD on a GET route as GET without a body, as Express and Fastify do", async () => {
     const get = await call("GET", "/keys");
     const head = await call("HEAD", "/keys");
