@@ -28,25 +28,6 @@ export function originForm(target: string): string {
 }
 
 /**
- * The target of a Fetch `request` as its client sent it (origin form). A
- * server builds `request.url` from the Host header and the target, and
- * `Deno.serve` joins them unchecked (`http://` + Host + target): a Host of
- * `a?page=7` or `a/x` would end the URL's authority early and move into its
- * path and query. Read after the Host where the URL holds it there, else the
- * URL's own path and query (`originForm`).
- */
-export function fetchRequestTarget(request: Request): string {
-  const url = request.url;
-  const host = request.headers.get("host");
-  const separator = url.indexOf("://");
-  if (host !== null && host !== "" && separator > 0 && url.startsWith(host, separator + 3)) {
-    const rest = url.slice(separator + 3 + host.length);
-    if (rest.startsWith("/")) return rest;
-  }
-  return originForm(url);
-}
-
-/**
  * A request target as a URL on a fixed origin: its origin form parsed after
  * `http://localhost` (no target can make parsing fail or change the origin),
  * the path's leading slashes collapsed to one, so neither it nor a link made

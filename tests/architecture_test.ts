@@ -226,6 +226,7 @@ describe("architecture", () => {
     assert.deepEqual(importsOf("telemetry/_text.ts"), []);
     assert.deepEqual(importsOf("telemetry/_timer.ts"), []);
     assert.deepEqual(importsOf("telemetry/_known_fields.ts"), []);
+    assert.deepEqual(importsOf("telemetry/_fetch_target.ts"), []);
   });
 
   it("only ./safe-response/openapi imports @nestjs/swagger (an optional peer)", () => {
@@ -245,12 +246,12 @@ describe("architecture", () => {
     assert.ok(openapi.length > 0);
   });
 
-  it("the Fetch bindings import no npm package, and ./api-keys/fetch nothing of safe-response (of telemetry, its detached calls and unknown-field rule only)", () => {
+  it("the Fetch bindings import no npm package, and ./api-keys/fetch nothing of safe-response (of telemetry, its detached calls, unknown-field rule and request target only)", () => {
     for (const file of sourceFiles("api_keys/fetch/")) {
       for (const specifier of importsOf(file)) {
         assert.match(
           specifier,
-          /^(\.\.?\/((leaks|admin|metering)\/)?[\w.]+|\.\.\/\.\.\/telemetry\/_(detached|known_fields))\.ts$/,
+          /^(\.\.?\/((leaks|admin|metering)\/)?[\w.]+|\.\.\/\.\.\/telemetry\/_(detached|known_fields|fetch_target))\.ts$/,
           file,
         );
       }

@@ -8,6 +8,7 @@ import { createApiKeysAdminHandler } from "../admin/handler.ts";
 import { pathOfSegments, routeMethod } from "../admin/_binding.ts";
 import type { ApiKeysAdminOptions } from "../admin/types.ts";
 import { readBounded } from "./_bounded_body.ts";
+import { fetchRequestTarget } from "../../telemetry/_fetch_target.ts";
 
 /**
  * Options of `createApiKeysAdminFetchHandler`: the admin options (the hooks
@@ -86,7 +87,9 @@ export function createApiKeysAdminFetchHandler(
   const handle = createApiKeysAdminHandler<Request>(options);
   const limit = handle.maxBodyBytes + 1;
   return async (request: Request) => {
-    const url = new URL(request.url);
+    // The target as sent (a Host holding a path or a query never moves into it).
+    // Joined, not resolved: a target of `//host/…` stays a path of this origin.
+    const url = new URL(`http://localhost${fetchRequestTarget(request)}`);
     if (!url.pathname.startsWith(`${prefix}/`)) return undefined;
     const path = decodedPath(url.pathname.slice(prefix.length));
     if (path === undefined || !handle.hasRoute(path)) return undefined;

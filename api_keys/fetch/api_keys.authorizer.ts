@@ -30,6 +30,7 @@ import type {
   RequiredScope,
 } from "../types.ts";
 import { defaultFetchClientIp, type FetchClientIpResolver } from "./api_keys.client_ip.ts";
+import { fetchRequestTarget } from "../../telemetry/_fetch_target.ts";
 
 /**
  * What a route requires of a key (the Nest decorators `RequireScope` and
@@ -188,13 +189,11 @@ export interface ApiKeyAuthorizer {
   ): (request: Request, ...args: [...Args, ...unknown[]]) => Promise<Response>;
 }
 
-/** The path of `request` (its URL's, `?` and what follows left out). */
+/** The path of `request` as sent (`?` and what follows left out; a Host never moves into it). */
 function pathOf(request: Request): string {
-  try {
-    return new URL(request.url).pathname;
-  } catch {
-    return "?";
-  }
+  const target = fetchRequestTarget(request);
+  const query = target.indexOf("?");
+  return query === -1 ? target : target.slice(0, query);
 }
 
 /** The context `protect` verified for each request. */

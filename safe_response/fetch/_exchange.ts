@@ -4,7 +4,7 @@
  * @module
  */
 import { JSON_HEADER } from "../_media_type.ts";
-import { fetchRequestTarget } from "../_request_target.ts";
+import { fetchRequestTarget } from "../../telemetry/_fetch_target.ts";
 import type { ParsedPaginationQuery } from "../pagination_query.ts";
 import type { HttpExchange, Reply } from "../responder.ts";
 
