@@ -85,6 +85,22 @@ describe("pagination meta", () => {
   });
 });
 
+describe("pagination links of a long path", () => {
+  it("are built of a request path of at most 2,048 characters; a longer one gets none (each link would echo it)", () => {
+    const at = (length: number) => `/${"p".repeat(length - 1)}?q=1`;
+    const offset = (target: string) =>
+      buildPaginationMeta({ data: [], total: 95, page: 2, limit: 20 }, { requestTarget: target });
+    const cursor = (target: string) =>
+      buildCursorPaginationMeta({ data: [], nextCursor: "n", hasMore: true, limit: 5 }, {
+        requestTarget: target,
+      });
+    assert.equal(offset(at(2_048)).links?.next, `${at(2_048).split("?")[0]}?q=1&page=3&limit=20`);
+    assert.ok(cursor(at(2_048)).links !== undefined);
+    assert.equal(offset(at(2_049)).links, undefined);
+    assert.equal(cursor(at(2_049)).links, undefined);
+  });
+});
+
 describe("resolvePagination: unknown options", () => {
   it("refuses an unknown option, naming the caller, the option and the known ones", () => {
     assert.throws(
