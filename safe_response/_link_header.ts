@@ -6,8 +6,6 @@
 /** Where pagination links go: the body only (`false`), also a `Link` header (`true`), or `"only"` the header. */
 export type LinkHeaderOption = boolean | "only";
 
-const encoder = new TextEncoder();
-
 /** RFC 3986 Appendix B: scheme, authority, path, query and fragment of a URI reference. */
 export const URI_PARTS = /^(?:([^:/?#]+):)?(?:\/\/([^/?#]*))?([^?#]*)(?:\?([^#]*))?(?:#(.*))?$/;
 
@@ -48,33 +46,43 @@ export function hasUserinfo(uri: string): boolean {
   return uriAuthority(uri)?.authority.includes("@") ?? false;
 }
 
-const isHex = (char: string | undefined) => char !== undefined && /^[0-9A-Fa-f]$/.test(char);
+/** `String.prototype.toWellFormed` (ES2024: Node 20+, Deno, Bun), which the npm build's ES2023 types lack. */
+type WellFormed = { toWellFormed(): string };
+
+const isHex = (code: number) =>
+  (code >= 0x30 && code <= 0x39) || ((code | 0x20) >= 0x61 && (code | 0x20) <= 0x66);
 
 /**
  * `uri` as an RFC 3986 URI reference: every other character percent-encoded
  * (as UTF-8; a lone surrogate as U+FFFD), a `%` not starting `%HH` as `%25`,
- * `[` and `]` kept only in the authority (an IP literal).
+ * `[` and `]` kept only in the authority (an IP literal). One linear pass: runs
+ * kept are copied whole, each run to encode is encoded at once.
  */
 function headerSafeUri(uri: string): string {
   const hostEnd = uriAuthority(uri)?.end ?? 0;
-  let safe = "";
+  const kept = (index: number) => {
+    const code = uri.charCodeAt(index);
+    return isUriChar(code) ||
+      (code === 0x25 && isHex(uri.charCodeAt(index + 1)) && isHex(uri.charCodeAt(index + 2))) ||
+      ((code === 0x5b || code === 0x5d) && index < hostEnd);
+  };
+  const parts: string[] = [];
+  let from = 0;
   let index = 0;
-  for (const char of uri) {
-    const code = char.charCodeAt(0);
-    if (
-      isUriChar(code) ||
-      (char === "%" && isHex(uri[index + 1]) && isHex(uri[index + 2])) ||
-      ((char === "[" || char === "]") && index < hostEnd)
-    ) {
-      safe += char;
-    } else {
-      for (const byte of encoder.encode(char)) {
-        safe += `%${byte.toString(16).toUpperCase().padStart(2, "0")}`;
-      }
+  while (index < uri.length) {
+    if (kept(index)) {
+      index++;
+      continue;
     }
-    index += char.length;
+    let end = index + 1;
+    while (end < uri.length && !kept(end)) end++;
+    // encodeURIComponent encodes every character of such a run (none is an unreserved mark).
+    const run = (uri.slice(index, end) as unknown as WellFormed).toWellFormed();
+    parts.push(uri.slice(from, index), encodeURIComponent(run));
+    from = index = end;
   }
-  return safe;
+  parts.push(uri.slice(from));
+  return parts.join("");
 }
 
 /**

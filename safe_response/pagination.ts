@@ -5,6 +5,7 @@
 import type { CursorPaginationMeta, PaginationMeta, SortInfo } from "../client/types.ts";
 import { isCount } from "../client/_decimal.ts";
 import { cursorPaginationLinks, offsetPaginationLinks } from "./pagination_links.ts";
+import { requestPath } from "./_request_target.ts";
 import { optionNames, refuseUnknownOptions } from "./_options.ts";
 
 /** What an offset-paginated handler returns. */
@@ -183,6 +184,17 @@ function pageSize(result: { limit?: number }, given: number | undefined): number
 }
 
 /**
+ * Longest request path (UTF-16 units, as sent) links are built of: each of the links, in the body
+ * and in `Link`, echoes it, so a longer one gets none.
+ */
+const MAX_LINKED_PATH = 2_048;
+
+/** Whether links are built for `requestTarget` (given, its path at most `MAX_LINKED_PATH`). */
+function linkable(requestTarget: string | undefined): requestTarget is string {
+  return requestTarget !== undefined && requestPath(requestTarget).length <= MAX_LINKED_PATH;
+}
+
+/**
  * Offset pagination meta of the handler's page (the result's `limit`, else `input.limit`). Throws a
  * `TypeError` when neither gives a limit.
  * @example
@@ -207,7 +219,7 @@ export function buildPaginationMeta(
     hasNext: result.page < totalPages,
     hasPrev: result.page > 1,
   };
-  if (input.requestTarget !== undefined) {
+  if (linkable(input.requestTarget)) {
     meta.links = offsetPaginationLinks(input.requestTarget, result.page, limit, totalPages);
   }
   return meta;
@@ -228,7 +240,7 @@ export function buildCursorPaginationMeta(
     limit,
   };
   if (result.totalCount !== undefined) meta.totalCount = result.totalCount;
-  if (input.requestTarget !== undefined) {
+  if (linkable(input.requestTarget)) {
     meta.links = cursorPaginationLinks(
       input.requestTarget,
       limit,
