@@ -71,6 +71,14 @@ describe("route versions", () => {
       requestVersion(versions, exchange("/r", { accept: "application/json;v=4" }), media),
       "4",
     );
+    // As Nest 12 reads it: ranges and parameters split outside quoted strings, the type itself
+    // skipped, the first `key` parameter taken (unquoted), whether or not the route lists it.
+    const reads = (accept: string) => requestVersion(versions, exchange("/r", { accept }), media);
+    assert.equal(reads('application/json;v="4"'), "4");
+    assert.equal(reads('application/json;x="a;v=3;b";v=4'), "4");
+    assert.equal(reads("application/json;v=5, text/plain;v=4"), undefined);
+    assert.equal(reads("v=3/json;x=1"), undefined);
+    assert.equal(reads('application/json;v="\\4"'), "4");
     const custom = (extractor: (request: unknown) => string | string[]) =>
       ({ type: VersioningType.CUSTOM, extractor }) as const;
     assert.equal(requestVersion(versions, exchange("/r"), custom(() => ["5", "3"])), "3");
