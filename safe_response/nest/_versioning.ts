@@ -38,6 +38,44 @@ function header(exchange: HttpExchange, name: string): string[] {
   return value === undefined ? [] : [value];
 }
 
+/** `text` split at each `separator` outside a quoted string (a `\\` escaping the next character). */
+function splitOutsideQuotes(text: string, separator: string): string[] {
+  const parts: string[] = [];
+  let quoted = false;
+  let from = 0;
+  for (let index = 0; index < text.length; index++) {
+    const char = text[index];
+    if (quoted && char === "\\") index++;
+    else if (char === '"') quoted = !quoted;
+    else if (char === separator && !quoted) {
+      parts.push(text.slice(from, index));
+      from = index + 1;
+    }
+  }
+  parts.push(text.slice(from));
+  return parts;
+}
+
+/**
+ * The version an `Accept` value names under media-type versioning, as Nest 12 reads it: its
+ * ranges and their parameters split outside quoted strings, each range's type skipped, the first
+ * parameter starting with `key` taken (a quoted one unquoted).
+ */
+function mediaTypeVersion(accept: string | undefined, key: string): string | undefined {
+  if (accept === undefined) return undefined;
+  for (const range of splitOutsideQuotes(accept, ",")) {
+    for (const parameter of splitOutsideQuotes(range, ";").slice(1)) {
+      const trimmed = parameter.trim();
+      if (!trimmed.startsWith(key)) continue;
+      const version = trimmed.slice(key.length);
+      return version.length >= 2 && version.startsWith('"') && version.endsWith('"')
+        ? version.slice(1, -1).replace(/\\([\s\S])/g, "$1")
+        : version;
+    }
+  }
+  return undefined;
+}
+
 function candidates(exchange: HttpExchange, versioning: VersioningOptions): string[] {
   switch (versioning.type) {
     case VersioningType.URI: {
@@ -48,11 +86,10 @@ function candidates(exchange: HttpExchange, versioning: VersioningOptions): stri
     }
     case VersioningType.HEADER:
       return header(exchange, versioning.header).map((value) => value.trim());
-    case VersioningType.MEDIA_TYPE:
-      return header(exchange, "accept").flatMap((value) => value.split(/[,;]/))
-        .map((part) => part.trim())
-        .filter((part) => part.startsWith(versioning.key))
-        .map((part) => part.slice(versioning.key.length));
+    case VersioningType.MEDIA_TYPE: {
+      const version = mediaTypeVersion(header(exchange, "accept")[0], versioning.key);
+      return version === undefined ? [] : [version];
+    }
     default: {
       const extracted = versioning.extractor(exchange.request);
       return Array.isArray(extracted) ? extracted : [extracted];
