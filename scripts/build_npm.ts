@@ -30,7 +30,13 @@ import {
   statSync,
 } from "node:fs";
 import { join, relative } from "node:path";
-import { checkBothFormatsLoad, checkPackList, runAttw, runPublint } from "./npm_build/checks.ts";
+import {
+  checkBothFormatsLoad,
+  checkPackList,
+  checkTypesWithoutDom,
+  runAttw,
+  runPublint,
+} from "./npm_build/checks.ts";
 import { compile, compilerOptions, type ModuleFormat } from "./npm_build/compile.ts";
 import {
   COPIED_DIRS,
@@ -152,6 +158,7 @@ async function check(expected: string[]): Promise<string[]> {
   if (attw) problems.push(attw);
   problems.push(...await checkPackList(OUT_DIR, expected));
   problems.push(...await checkBothFormatsLoad(OUT_DIR));
+  problems.push(...checkTypesWithoutDom(OUT_DIR));
   return problems;
 }
 

@@ -1,11 +1,15 @@
 /**
  * Checks of the built package: `publint`, `@arethetypeswrong/cli`, the
- * `npm pack --dry-run` file list, and both module formats loading on Node.
+ * `npm pack --dry-run` file list, both module formats loading on Node, and the
+ * declarations of its Node entry points compiling without the DOM library.
  *
  * @module
  */
 
+import ts from "typescript";
+import { join } from "node:path";
 import { ATTW, COPIED_FILES, PUBLINT } from "./config.ts";
+import { nodeTypesRoot } from "./compile.ts";
 import { capture, inherit } from "./run.ts";
 
 /** Files a user needs: declarations, JS, folder-level package.json, docs, schema, migrations. */
@@ -90,4 +94,50 @@ export async function checkBothFormatsLoad(dir: string): Promise<string[]> {
     if (result.code !== 0) problems.push(`${format} build fails to load: ${result.stderr}`);
   }
   return problems;
+}
+
+/**
+ * The server-side entry points whose declarations must compile in a Node app without the DOM
+ * library (no peer needed: the Nest, OpenAPI and telemetry ones, and the browser client, apart).
+ */
+const NODE_ENTRY_DECLARATIONS = [
+  "mod",
+  "api_keys/mod",
+  "api_keys/fetch/mod",
+  "api_keys/leaks/mod",
+  "api_keys/admin/mod",
+  "api_keys/audit/mod",
+  "api_keys/postgres/mod",
+  "safe_response/mod",
+  "safe_response/fetch/mod",
+  "rate_limits/mod",
+  "rate_limits/redis/mod",
+  "rate_limits/postgres/mod",
+];
+
+/**
+ * Compiles the ESM declarations of `NODE_ENTRY_DECLARATIONS` as a strict Node app does:
+ * `lib: ["es2022"]`, `@types/node`, `skipLibCheck: false`, nodenext. A DOM-only type in them
+ * (`TextEncoder`, `CryptoKey`, `HeadersInit`) fails such an app; returns problems.
+ */
+export function checkTypesWithoutDom(dir: string): string[] {
+  console.log("--- the Node entry points' declarations without the DOM library");
+  const program = ts.createProgram(
+    NODE_ENTRY_DECLARATIONS.map((entry) => join(dir, "esm", `${entry}.d.ts`)),
+    {
+      lib: ["lib.es2022.d.ts"],
+      types: ["node"],
+      typeRoots: nodeTypesRoot(),
+      skipLibCheck: false,
+      strict: true,
+      noEmit: true,
+      module: ts.ModuleKind.NodeNext,
+      moduleResolution: ts.ModuleResolutionKind.NodeNext,
+    },
+  );
+  return ts.getPreEmitDiagnostics(program).map((diagnostic) =>
+    `without the DOM library: ${
+      diagnostic.file === undefined ? "" : `${diagnostic.file.fileName}: `
+    }${ts.flattenDiagnosticMessageText(diagnostic.messageText, " ")}`
+  );
 }

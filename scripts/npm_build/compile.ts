@@ -14,7 +14,7 @@ import { ROOT } from "./config.ts";
 export type ModuleFormat = "esm" | "cjs";
 
 /** Folder holding `@types/node` (Deno keeps it under `node_modules/.deno`). */
-function nodeTypesRoot(): string[] {
+export function nodeTypesRoot(): string[] {
   const direct = join(ROOT, "node_modules", "@types");
   if (existsSync(join(direct, "node"))) return [direct];
   const denoDir = join(ROOT, "node_modules", ".deno");
