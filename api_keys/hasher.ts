@@ -73,8 +73,12 @@ export const API_KEY_HASH_SCHEMES: readonly ApiKeyHashScheme[] = Object.freeze([
 /** The scheme of every new hash, and of a record without `hashScheme`. */
 export const CURRENT_HASH_SCHEME = "hmac-sha256";
 
-/** UTF-8 encoder of both hashers. Internal: not exported by the entry point. */
-export const encoder: TextEncoder = new TextEncoder();
+/**
+ * UTF-8 encoder of both hashers. Internal: not exported by the entry point. Typed by its one
+ * method: `TextEncoder` is a DOM type a Node app's `lib` may lack, and this reaches the
+ * entry point's declarations.
+ */
+export const encoder: { encode(input?: string): Uint8Array<ArrayBuffer> } = new TextEncoder();
 
 /**
  * Shortest accepted current pepper, in UTF-8 bytes (an older version, which

@@ -31,8 +31,13 @@ export interface SecretScanningPublicKey {
  * so GitHub retries).
  */
 export interface SecretScanningKeyResolver {
-  /** The key named `keyIdentifier`, or null when there is none. */
-  resolve(keyIdentifier: string): Promise<CryptoKey | null>;
+  /**
+   * The key named `keyIdentifier` (a Web Crypto `CryptoKey`, written as what `importKey` answers:
+   * `CryptoKey` is a DOM type a Node app's `lib` may lack), or null when there is none.
+   */
+  resolve(
+    keyIdentifier: string,
+  ): Promise<Awaited<ReturnType<typeof crypto.subtle.importKey>> | null>;
 }
 
 /** Options of `githubSecretScanningKeyResolver`. */

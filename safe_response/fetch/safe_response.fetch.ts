@@ -50,7 +50,7 @@ export interface SafeFetchOptions extends SafeResponseModuleOptions<Request> {
    * Headers every response of a request carries, read before `meta` is built (synchronous; a throw
    * is logged and ignored): `getRateLimitHeaders` of `./api-keys/fetch` fills `meta.rateLimit`.
    */
-  responseHeaders?: (request: Request) => HeadersInit | undefined;
+  responseHeaders?: (request: Request) => ConstructorParameters<typeof Headers>[0] | undefined;
 }
 
 /**
