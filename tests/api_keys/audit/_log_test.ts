@@ -1033,6 +1033,19 @@ describe("api_keys/audit/_log.ts", () => {
     assert.equal((await service.verifyAuditLog("t", { fromSeq: 2, toSeq: 2 })).ok, true);
   });
 
+  it("a range from just past the head is ok with nothing new; from further on, the records between are truncated (a poller's last record cut with the head)", async () => {
+    const storage = new RacingAuditStorage();
+    const { service } = auditedService({ storage });
+    for (let i = 0; i < 3; i++) await storage.appendAudit(appended(i));
+    const answer = async (range: { fromSeq: number; toSeq?: number }) => {
+      const a = await service.verifyAuditLog("t", range);
+      return a.ok ? `ok ${a.checked}` : `${a.problem} ${a.seq} ${a.checked}`;
+    };
+    assert.equal(await answer({ fromSeq: 4 }), "ok 0");
+    assert.equal(await answer({ fromSeq: 5 }), "truncated 4 0");
+    assert.equal(await answer({ fromSeq: 100, toSeq: 200 }), "truncated 4 0");
+  });
+
   it("a range to toSeq must reach it: a tail deleted below the head row is truncated; at or past the head, the head's hash is checked", async () => {
     const storage = new RacingAuditStorage();
     const { service } = auditedService({ storage });

@@ -251,6 +251,27 @@ describe("api_keys/audit/chain.ts", () => {
     ];
     const two = await verifyAuditChain(deleted, { tenantId: "t1" });
     assert.deepEqual(!two.ok && [two.problem, two.seq, two.checked], ["deleted", 3, 2]);
+    // Two forged records at 3 and 4 (chained), the genuine 3 to 5 moved to 5 to 7.
+    const second = {
+      tenantId: "t1",
+      seq: 4,
+      at,
+      body,
+      prevHash: forged.hash,
+      hash: await auditHash(forged.hash, "t1", 4, at, body),
+    };
+    const twoInserted = [
+      ...records.slice(0, 2),
+      forged,
+      second,
+      ...records.slice(2).map((r) => ({ ...r, seq: r.seq + 2 })),
+    ];
+    const three = await verifyAuditChain(twoInserted, { tenantId: "t1" });
+    assert.deepEqual(!three.ok && [three.problem, three.seq, three.checked], ["inserted", 3, 2]);
+    // Records 3 and 4 deleted; 5 moved to 3.
+    const twoDeleted = [...records.slice(0, 2), { ...records[4], seq: 3 }];
+    const four = await verifyAuditChain(twoDeleted, { tenantId: "t1" });
+    assert.deepEqual(!four.ok && [four.problem, four.seq, four.checked], ["deleted", 3, 2]);
   });
 
   it("names a truncated tail against the head and against a checkpoint", async () => {
