@@ -580,7 +580,19 @@ export class AuditLog {
     through: number | undefined;
   }> {
     const pass = async () => {
-      const { records, expected, through } = await this.#range(tenantId, range);
+      const { records, expected, through, pastHead } = await this.#range(tenantId, range);
+      if (pastHead !== undefined) {
+        // The caller knows of records up to `fromSeq - 1`; the head says they were never written.
+        const answer: AuditVerification = {
+          ok: false,
+          problem: "truncated",
+          seq: pastHead + 1,
+          detail: `records ${pastHead + 1} to ${range.fromSeq! - 1} are missing (the range ` +
+            "starts past the head)",
+          checked: 0,
+        };
+        return { answer, expected, through };
+      }
       let answer = await verifyAuditChain(records, expected);
       // A range ending before the head: the head row proves its records existed.
       const reached = answer.ok ? answer.head?.seq ?? expected.anchor.seq - 1 : Infinity;
@@ -622,6 +634,7 @@ export class AuditLog {
     expected: AuditRangeExpectation;
     trusted: boolean;
     through: number | undefined;
+    pastHead: number | undefined;
   }> {
     const { toSeq, checkpoint } = range;
     const fromSeq = range.fromSeq !== undefined && checkpoint !== undefined &&
@@ -655,6 +668,8 @@ export class AuditLog {
       expected: { tenantId, anchor, head, checkpoint },
       trusted,
       through: toHead || state.head === null ? undefined : toSeq,
+      // From past the record after the head: the head lies before records the range needs.
+      pastHead: fromSeq !== undefined && fromSeq > headSeq + 1 ? headSeq : undefined,
     };
   }
 

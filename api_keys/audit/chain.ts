@@ -481,6 +481,9 @@ async function checkpointLineProblem(
   return undefined;
 }
 
+/** Records inserted or deleted together a verification names at their place, at most. */
+const MAX_RENUMBERED = 32;
+
 /**
  * The walk of `verifyAuditChain`: yields each record once it verified (its
  * hash, its link to the one before, its place; a record is checked once the
@@ -514,8 +517,8 @@ export async function* verifiedAuditRecords(
   if (checkpoint !== undefined && checkpoint.seq === seq - 1 && checkpoint.hash !== prev) {
     return broken("edited", checkpoint.seq, "the record's hash is not the checkpoint's");
   }
-  /** The `prevHash` of the record checked last (the link an inserted record copies). */
-  let prevLink: string | undefined;
+  /** The `prevHash` of the records checked last, newest last (the links inserted records copy). */
+  const prevLinks: string[] = [];
   let current: StoredAuditRecord | undefined;
   const check = async (
     r: StoredAuditRecord,
@@ -534,19 +537,29 @@ export async function* verifiedAuditRecords(
       ) {
         return broken("reordered", r.seq, `records ${r.seq} and ${next.seq} were swapped`);
       }
-      // Hashed one place earlier, linked as the record before it: that one was inserted (the
-      // records after it renumbered), not counted as checked.
-      if (r.prevHash === prevLink && await hashOf(r, r.seq - 1) === r.hash) {
-        checked--;
-        return broken(
-          "inserted",
-          r.seq - 1,
-          "the record before it was inserted, the rest renumbered",
-        );
+      // Hashed `j` places earlier, linked as the record checked `j` places back: the `j` records
+      // before it were inserted (the rest renumbered), not counted as checked.
+      for (let j = 1; j <= prevLinks.length; j++) {
+        if (
+          r.prevHash === prevLinks[prevLinks.length - j] && await hashOf(r, r.seq - j) === r.hash
+        ) {
+          checked -= j;
+          return broken(
+            "inserted",
+            r.seq - j,
+            `records ${r.seq - j} to ${r.seq - 1} were inserted, the rest renumbered`,
+          );
+        }
       }
-      // Hashed one place later: the record at its place was deleted, the rest renumbered.
-      if (await hashOf(r, r.seq + 1) === r.hash) {
-        return broken("deleted", r.seq, `record ${r.seq} is missing, the rest renumbered`);
+      // Hashed `j` places later: the `j` records at its place were deleted, the rest renumbered.
+      for (let j = 1; j <= MAX_RENUMBERED; j++) {
+        if (await hashOf(r, r.seq + j) === r.hash) {
+          return broken(
+            "deleted",
+            r.seq,
+            `records ${r.seq} to ${r.seq + j - 1} are missing, the rest renumbered`,
+          );
+        }
       }
       return broken("edited", r.seq, "the record's content does not match its hash");
     }
@@ -565,7 +578,8 @@ export async function* verifiedAuditRecords(
       checkpointSeen = true;
     }
     prev = r.hash;
-    prevLink = r.prevHash;
+    prevLinks.push(r.prevHash);
+    if (prevLinks.length > MAX_RENUMBERED) prevLinks.shift();
     seq++;
     checked++;
     return undefined;
