@@ -88,8 +88,11 @@ export function createApiKeysAdminFetchHandler(
   const limit = handle.maxBodyBytes + 1;
   return async (request: Request) => {
     // The target as sent (a Host holding a path or a query never moves into it).
+    // A Host that is no host[:port]: the target cannot be read, so no route of the admin's.
+    const target = fetchRequestTarget(request);
+    if (target === undefined) return undefined;
     // Joined, not resolved: a target of `//host/…` stays a path of this origin.
-    const url = new URL(`http://localhost${fetchRequestTarget(request)}`);
+    const url = new URL(`http://localhost${target}`);
     if (!url.pathname.startsWith(`${prefix}/`)) return undefined;
     const path = decodedPath(url.pathname.slice(prefix.length));
     if (path === undefined || !handle.hasRoute(path)) return undefined;

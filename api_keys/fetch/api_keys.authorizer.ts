@@ -192,6 +192,7 @@ export interface ApiKeyAuthorizer {
 /** The path of `request` as sent (`?` and what follows left out; a Host never moves into it). */
 function pathOf(request: Request): string {
   const target = fetchRequestTarget(request);
+  if (target === undefined) return "?";
   const query = target.indexOf("?");
   return query === -1 ? target : target.slice(0, query);
 }

@@ -59,6 +59,8 @@ export const LOWEST_STATUS = 200;
 export class FetchExchange implements HttpExchange {
   readonly method: string;
   readonly target: string;
+  /** Whether the Host header is no `host[:port]`: the target cannot be read (`target` is `/`). */
+  readonly hostMalformed: boolean;
   readonly lowestStatus = LOWEST_STATUS;
   /** The request headers read so far, by lower-case name (read again without the request). */
   #read: Map<string, string | undefined> | undefined;
@@ -73,7 +75,9 @@ export class FetchExchange implements HttpExchange {
     readonly response?: Response,
   ) {
     this.method = request.method;
-    this.target = fetchRequestTarget(request);
+    const target = fetchRequestTarget(request);
+    this.target = target ?? "/";
+    this.hostMalformed = target === undefined;
   }
 
   /** The status the handler set, if any. */

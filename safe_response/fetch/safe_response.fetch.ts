@@ -311,6 +311,12 @@ export function createSafeFetch(options: SafeFetchOptions = {}): SafeFetch {
     );
   };
 
+  /** The 400 of a request whose Host is no `host[:port]` (an HTTP exception's shape). */
+  const MALFORMED_HOST = {
+    getStatus: () => 400,
+    getResponse: () => ({ message: "The Host header is not a host and port" }),
+  };
+
   const route = <Args extends unknown[]>(
     routeOptions: SafeRouteOptions,
     handler: SafeHandler<Args>,
@@ -327,6 +333,7 @@ export function createSafeFetch(options: SafeFetchOptions = {}): SafeFetch {
       context.bindPagination(() => paginationQueryOf(exchange, phase));
       let reply: Reply;
       try {
+        if (exchange.hostMalformed) throw MALFORMED_HOST; // RFC 9112 §3.2: no route reads its target
         beginPagination(exchange, phase); // a bad page, limit or cursor is a 400 before the handler
         const result = await handler(request, context, ...args as unknown as Args);
         // A 101 (Deno.upgradeWebSocket's): the server sends it as it is, the request is closed.

@@ -6,7 +6,7 @@
  * @module
  */
 import { type VersioningOptions, VersioningType } from "@nestjs/common";
-import { originForm } from "../_request_target.ts";
+import { originForm } from "../../telemetry/_fetch_target.ts";
 import type { HttpExchange } from "../responder.ts";
 
 /** Nest's `VERSION_METADATA` key of `@Version` and `@Controller({ version })` (Nest 10 to 12). */

@@ -1,6 +1,7 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { originForm, requestPath } from "../../safe_response/_request_target.ts";
+import { requestPath } from "../../safe_response/_request_target.ts";
+import { originForm } from "../../telemetry/_fetch_target.ts";
 
 describe("originForm", () => {
   it("drops the scheme and authority of an absolute-form target", () => {

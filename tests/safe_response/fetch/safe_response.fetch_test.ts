@@ -1031,38 +1031,40 @@ describe("createSafeFetch route: upgrades and requests closed by the handler", (
     assert.deepEqual(lines, []);
   });
 
-  it("a Host header holding `?`, `/` or `#` never moves into the target a route reads (Deno.serve builds request.url as http:// + Host + target)", async () => {
-    const { serve, RUNTIME } = await import("../../scenarios/_serve.ts");
+  it("a Host header that is no host[:port] (`?`, `/`, `#`) is a 400 before the route: its target cannot be read apart from it (Deno.serve joins them in request.url)", async () => {
+    const { serve } = await import("../../scenarios/_serve.ts");
     const net = await import("node:net");
     const { safe } = safeWith();
+    let ran = 0;
     const list = safe.route(
       { paginated: { links: true }, fieldSelection: true },
-      () => ({ data: [{ id: "a", name: "A" }], total: 40, page: 1, limit: 20 }),
+      () => (ran++, { data: [{ id: "a", name: "A" }], total: 40, page: 1, limit: 20 }),
     );
     const server = await serve((request) => list(request));
     const port = Number(new URL(server.url).port);
-    /** The raw answer to `GET /orders` with `host`. */
-    const raw = (host: string) =>
+    /** The raw answer to `target` with `host`. */
+    const raw = (target: string, host: string) =>
       new Promise<string>((resolve, reject) => {
         const socket = net.connect(port, "127.0.0.1");
         let text = "";
         socket.on("data", (chunk: Uint8Array) => (text += new TextDecoder().decode(chunk)));
         socket.on("end", () => resolve(text));
         socket.on("error", reject);
-        socket.write(`GET /orders HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`);
+        socket.write(`GET ${target} HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`);
       });
     try {
       for (const host of ["api.example.com?page=7&limit=3&fields=id", "a/evil", "a#"]) {
-        const answer = await raw(host);
-        const status = Number(answer.split(" ", 2)[1]);
-        if (RUNTIME === "node" && status === 400) continue; // @hono/node-server refuses the Host
-        assert.equal(status, 200, `${host}: ${answer.slice(0, 200)}`);
-        const body = JSON.parse(answer.slice(answer.indexOf("\r\n\r\n") + 4));
-        assert.equal(body.path, "/orders", host);
-        assert.equal(body.meta.fields, undefined, host);
-        assert.deepEqual([body.meta.pagination.page, body.meta.pagination.limit], [1, 20], host);
-        assert.equal(body.meta.pagination.links.next, "/orders?page=2&limit=20", host);
+        for (const target of ["/orders", "http://a/evil/orders"]) {
+          const answer = await raw(target, host);
+          // 400 from the route (Deno) or from the server itself (@hono/node-server on Node).
+          assert.equal(Number(answer.split(" ", 2)[1]), 400, `${host} ${target}`);
+        }
       }
+      assert.equal(ran, 0, "the handler never ran");
+      const ok = await raw("/orders?page=2", "api.example.com");
+      const body = JSON.parse(ok.slice(ok.indexOf("\r\n\r\n") + 4));
+      assert.equal(body.path, "/orders");
+      assert.equal(body.meta.pagination.links.next, "/orders?page=2&limit=20");
     } finally {
       await server.close();
     }
