@@ -52,6 +52,22 @@ describe("Refusals", () => {
     assert.equal(result.policies[0].resetMs, 10_000, "the remembered result is unchanged");
   });
 
+  it("counts the resets it answers down from when the store's reply arrived, not from the check's start (a slow reply never makes Retry-After early); it stops answering by the start's count", () => {
+    const refusals = new Refusals(10);
+    const check = {};
+    const now = performance.now();
+    // Sent 900 ms ago, answered just now: the store decided somewhere in between.
+    refusals.remember("k", check, now - 900, refused([policy(false, 10_000)]), now);
+    const again = refusals.recall("k", check) as RateLimitResult;
+    assert.ok(
+      again.policies[0].resetMs > 9_900,
+      `${again.policies[0].resetMs}: counted from the reply`,
+    );
+    // Sent 10,000 ms before the reply's start bound: no longer answered (the store may have room).
+    refusals.remember("j", check, now - 10_001, refused([policy(false, 10_000)]), now - 5_000);
+    assert.equal(refusals.recall("j", check), undefined);
+  });
+
   it("answers a refusal whatever a caller did to an earlier answer (fails closed)", () => {
     const refusals = new Refusals(10);
     const check = {};
