@@ -35,8 +35,8 @@ export interface Answer {
 interface Refusal {
   /** The check refused (its compiled policies or its kept options' check). */
   readonly check: object;
-  /** When it was started (`performance.now()` ms). */
-  readonly start: number;
+  /** When the store's refusal arrived (`performance.now()` ms): its resets count down from it. */
+  readonly answeredAt: number;
   /** Until when it is refused (`performance.now()` ms). */
   readonly until: number;
   /** Copies of what the store answered (the caller's answer may be changed by its caller). */
@@ -65,7 +65,8 @@ const aged = (r: CounterResult, elapsed: number): CounterResult => ({
  *   outcome: "store",
  *   policies: [{ name: "api", limit: 1, windowMs: 60_000, allowed: false, remaining: 0, resetMs: 59_000 }],
  * };
- * refusals.remember("key_1", policies, performance.now(), result);
+ * const now = performance.now();
+ * refusals.remember("key_1", policies, now, result, now);
  * refusals.recall("key_1", policies)?.allowed; // false, without the store
  * ```
  */
@@ -100,7 +101,7 @@ export class Refusals {
       if (list.length === 0) this.#bySubject.delete(subject);
       return undefined;
     }
-    const elapsed = now - refusal.start;
+    const elapsed = now - refusal.answeredAt;
     const policies = refusal.policies.map((p) => aged(p, elapsed));
     const answer = { allowed: false, unavailable: false, outcome: "store", policies };
     if (refusal.balances === undefined) return answer;
@@ -109,11 +110,20 @@ export class Refusals {
   }
 
   /**
-   * Remembers `result` of `check` of `subject`, started at `start`
-   * (`performance.now()` ms), when the store refused it on a window counter:
-   * until the soonest moment one of those counters can have room.
+   * Remembers `result` of `check` of `subject`, started at `start` and
+   * answered at `answeredAt` (`performance.now()` ms), when the store refused
+   * it on a window counter: until the soonest moment one of those counters can
+   * have room, counted from `start` (the store decided at or after it); its
+   * resets answered counted down from `answeredAt` (it decided at or before it:
+   * a `Retry-After` made of them is never early).
    */
-  remember(subject: string, check: object, start: number, result: Answer): void {
+  remember(
+    subject: string,
+    check: object,
+    start: number,
+    result: Answer,
+    answeredAt: number,
+  ): void {
     if (result.allowed || result.outcome !== "store") return;
     let soonest = Infinity;
     for (const p of result.policies) {
@@ -127,7 +137,7 @@ export class Refusals {
     const copy = (r: CounterResult) => ({ ...r });
     list.push({
       check,
-      start,
+      answeredAt,
       until: start + soonest,
       policies: result.policies.map(copy),
       balances: result.balances?.map(copy),

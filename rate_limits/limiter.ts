@@ -1037,7 +1037,8 @@ export function createRateLimiter(options: RateLimiterOptions = {}): RateLimiter
       (answer, start) => {
         const result = resultOf(answer, compiled, counters, credits);
         if (kept !== undefined && !result.allowed) {
-          refusals!.remember(subject, kept, start, result);
+          // Its resets count down from now, when the reply arrived (the store decided by then).
+          refusals!.remember(subject, kept, start, result, performance.now());
         }
         return counted(start, trace, result);
       },

@@ -34,7 +34,7 @@ describe("Refusals", () => {
     const balance = { allowed: true, remaining: 7, resetMs: 30_000 };
     const never = { allowed: true, remaining: 3, resetMs: -1 };
     const result = refused([policy(false, 10_000), policy(true, 20_000, "day")], [balance, never]);
-    refusals.remember("k", check, performance.now() - 1_000, result);
+    refusals.remember("k", check, performance.now() - 1_000, result, performance.now() - 1_000);
     const again = refusals.recall("k", check) as RateLimitResult;
     assert.equal(again.allowed, false);
     assert.equal(again.outcome, "store");
@@ -72,7 +72,7 @@ describe("Refusals", () => {
     const refusals = new Refusals(10);
     const check = {};
     const result = refused([policy(false, 10_000)]);
-    refusals.remember("k", check, performance.now(), result);
+    refusals.remember("k", check, performance.now(), result, performance.now());
     const first = refusals.recall("k", check)!;
     for (const answer of [result, first] as unknown as Mutable[]) {
       answer.allowed = true;
@@ -86,7 +86,13 @@ describe("Refusals", () => {
   it("answers nothing for another check, another subject, or once the soonest refusing policy can have room", () => {
     const refusals = new Refusals(10);
     const check = {};
-    refusals.remember("k", check, performance.now(), refused([policy(false, 60_000)]));
+    refusals.remember(
+      "k",
+      check,
+      performance.now(),
+      refused([policy(false, 60_000)]),
+      performance.now(),
+    );
     assert.equal(refusals.recall("k", {}), undefined, "another check of the subject");
     assert.equal(refusals.recall("other", check), undefined);
     // Two refusing policies: room again when the sooner one can have it.
@@ -95,6 +101,7 @@ describe("Refusals", () => {
       check,
       performance.now() - 150,
       refused([policy(false, 60_000), policy(false, 100, "burst")]),
+      performance.now(),
     );
     assert.equal(refusals.recall("k", check), undefined);
     assert.equal(refusals.size, 0, "forgotten once past");
@@ -104,20 +111,34 @@ describe("Refusals", () => {
     const refusals = new Refusals(10);
     const check = {};
     const now = performance.now();
-    refusals.remember("k", check, now, { ...refused([policy(true, 0)]), allowed: true });
-    refusals.remember("k", check, now, { ...refused([]), unavailable: true, outcome: "closed" });
-    refusals.remember("k", check, now, { ...refused([policy(false, 5_000)]), outcome: "local" });
+    refusals.remember("k", check, now, { ...refused([policy(true, 0)]), allowed: true }, now);
+    refusals.remember(
+      "k",
+      check,
+      now,
+      { ...refused([]), unavailable: true, outcome: "closed" },
+      now,
+    );
+    refusals.remember(
+      "k",
+      check,
+      now,
+      { ...refused([policy(false, 5_000)]), outcome: "local" },
+      now,
+    );
     refusals.remember(
       "k",
       check,
       now,
       refused([policy(true, 0)], [{ allowed: false, remaining: 0, resetMs: 5_000 }]),
+      now,
     );
     refusals.remember(
       "k",
       check,
       now,
       refused([], [{ allowed: false, remaining: 0, resetMs: -1 }]),
+      now,
     );
     assert.equal(refusals.size, 0);
     assert.equal(refusals.recall("k", check), undefined);
@@ -128,14 +149,14 @@ describe("Refusals", () => {
     const checks = [{}, {}, {}, {}, {}];
     const now = performance.now();
     for (const check of checks) {
-      refusals.remember("k", check, now, refused([policy(false, 60_000)]));
+      refusals.remember("k", check, now, refused([policy(false, 60_000)]), now);
     }
     assert.equal(refusals.size, 1, "one subject");
     assert.equal(refusals.recall("k", checks[0]), undefined, "the oldest forgotten");
     for (const check of checks.slice(1)) assert.equal(refusals.recall("k", check)?.allowed, false);
     // Refused again: the newest of its subject, its old entry replaced.
-    refusals.remember("k", checks[1], now, refused([policy(false, 30_000)]));
-    refusals.remember("k", checks[0], now, refused([policy(false, 60_000)]));
+    refusals.remember("k", checks[1], now, refused([policy(false, 30_000)]), now);
+    refusals.remember("k", checks[0], now, refused([policy(false, 60_000)]), now);
     assert.ok(refusals.recall("k", checks[1])!.policies[0].resetMs <= 30_000);
     assert.equal(refusals.recall("k", checks[2]), undefined);
   });
@@ -144,10 +165,10 @@ describe("Refusals", () => {
     const refusals = new Refusals(2);
     const check = {};
     const now = performance.now();
-    refusals.remember("a", check, now, refused([policy(false, 60_000)]));
-    refusals.remember("b", check, now, refused([policy(false, 60_000)]));
-    refusals.remember("a", check, now, refused([policy(false, 60_000)]));
-    refusals.remember("c", check, now, refused([policy(false, 60_000)]));
+    refusals.remember("a", check, now, refused([policy(false, 60_000)]), now);
+    refusals.remember("b", check, now, refused([policy(false, 60_000)]), now);
+    refusals.remember("a", check, now, refused([policy(false, 60_000)]), now);
+    refusals.remember("c", check, now, refused([policy(false, 60_000)]), now);
     assert.equal(refusals.size, 2);
     assert.equal(refusals.recall("b", check), undefined);
     assert.ok(refusals.recall("a", check));
