@@ -158,6 +158,8 @@ describe("credits in authorize", () => {
     assert.equal(error.code, "api_key_rate_limited");
     assert.equal(error.creditResult?.allowed, false);
     assert.equal(error.rateLimitResults?.[0].allowed, false);
+    // The refusing balance named in the HTTP answers too, as on api_key_usage_exceeded.
+    assert.deepEqual(error.details, { creditBalance: "key" });
     assert.deepEqual(metrics.map((m) => m.outcome), ["success", "rate_limited"]);
   });
 

@@ -623,6 +623,29 @@ describe("policy compilation and headers", () => {
     );
   });
 
+  it("rateLimitHeaders: a policy and a balance both refusing: Retry-After is the later of the two waits, none when the balance never refills", () => {
+    const minute = {
+      name: "minute",
+      limit: 2,
+      windowMs: 2_000,
+      remaining: 0,
+      resetMs: 3_000,
+      allowed: false,
+    };
+    const retryAfter = (creditResult: { allowed: boolean; remaining: number; resetMs: number }) =>
+      new Map(rateLimitHeaders({ rateLimitResults: [minute], creditResult }, false)).get(
+        "Retry-After",
+      );
+    assert.equal(retryAfter({ allowed: false, remaining: 0, resetMs: 7_000 }), "7");
+    assert.equal(retryAfter({ allowed: false, remaining: 0, resetMs: 1_000 }), "3");
+    assert.equal(retryAfter({ allowed: false, remaining: 0, resetMs: -1 }), undefined);
+    assert.equal(
+      retryAfter({ allowed: true, remaining: 5, resetMs: 9_000 }),
+      "3",
+      "a balance that allows waits for nothing",
+    );
+  });
+
   it("rateLimitHeaders: no Retry-After when a refusing policy's cost exceeds its limit (it never fits)", async () => {
     const { service, create } = setup();
     const { key } = await create([{ name: "minute", limit: 3, windowMs: 60_000 }, HOUR]);
