@@ -104,8 +104,9 @@ export class ApiKeyError extends Error {
    */
   declare readonly creditBalance?: ApiKeyContext["creditBalance"];
   /**
-   * `api_key_usage_exceeded`: the refusing balance as the HTTP answers name it
-   * (their `details`: the Nest guard, the Fetch authorizer, safe-response).
+   * `api_key_usage_exceeded` (and `api_key_rate_limited` when a balance refused too): the
+   * refusing balance as the HTTP answers name it (their `details`: the Nest guard, the Fetch
+   * authorizer, safe-response).
    */
   declare readonly details?: { readonly creditBalance: ApiKeyCreditBalanceOwner };
 

@@ -1109,14 +1109,20 @@ export class RequestLimits {
       if (plan.pooled) answers.tenantCreditResult = balances[balances.length - 1];
     }
     if (result.allowed) return answers as ApiKeyContext;
-    // A rate limit clears sooner than credits refill: its code wins when both deny.
+    // A policy's refusal takes its code when both deny (its Retry-After waits for the balance too).
     const limited = answers.rateLimitResults?.some((r) => !r.allowed) ?? false;
     if (limited) {
       result.policies.forEach((r, i) => {
         if (!r.allowed && (cost ?? check.policies[i].cost) > r.limit) NEVER_FITS.add(r);
       });
     }
-    if (limited) throw Object.assign(apiKeyError("api_key_rate_limited"), answers);
+    if (limited) {
+      // A balance refusing too is named in the HTTP answers, as on api_key_usage_exceeded.
+      const named = answers.creditBalance === undefined
+        ? {}
+        : { details: Object.freeze({ creditBalance: answers.creditBalance }) };
+      throw Object.assign(apiKeyError("api_key_rate_limited"), answers, named);
+    }
     // The refusing balance named in the HTTP answers too: the key's own, or the tenant's pool.
     const details = Object.freeze({ creditBalance: answers.creditBalance! });
     throw Object.assign(apiKeyError("api_key_usage_exceeded"), answers, { details });
@@ -1302,16 +1308,19 @@ export function rateLimitHeaders(
       ["X-RateLimit-Reset", String(seconds(shown.resetMs))],
     );
   }
+  // A request passes again once every refusing policy's window has room and each refusing balance
+  // (the own balance's, the tenant pool's) has refilled: the latest of their waits, none when one
+  // never comes (a cost over a policy's limit, a balance without a refill).
+  const waits: number[] = [];
   if (longest !== undefined) {
-    if (!denied.some((r) => NEVER_FITS.has(r))) {
-      headers.push(["Retry-After", String(seconds(longest.resetMs))]);
-    }
-    return headers;
+    if (denied.some((r) => NEVER_FITS.has(r))) return headers;
+    waits.push(longest.resetMs);
   }
-  // Each refusing balance must refill: the own balance's and the tenant pool's waits, the later.
-  const refused = [creditResult, tenantCreditResult].filter((c) => c !== undefined && !c.allowed);
-  if (refused.length > 0 && refused.every((c) => c!.resetMs >= 0)) {
-    headers.push(["Retry-After", String(Math.max(...refused.map((c) => seconds(c!.resetMs))))]);
+  for (const c of [creditResult, tenantCreditResult]) {
+    if (c === undefined || c.allowed) continue;
+    if (c.resetMs < 0) return headers;
+    waits.push(c.resetMs);
   }
+  if (waits.length > 0) headers.push(["Retry-After", String(seconds(Math.max(...waits)))]);
   return headers;
 }

@@ -712,7 +712,7 @@ describe("policy compilation and headers", () => {
     assert.equal(headers.get("X-RateLimit-Limit"), "1", "the legacy trio of the least remaining");
   });
 
-  it("rateLimitHeaders: a credit denial's Retry-After is the next refill (none without one); a denying policy's wins", () => {
+  it("rateLimitHeaders: a credit denial's Retry-After is the next refill (none without one); with a denying policy, the later of the two", () => {
     const credit = (resetMs: number, allowed = false) => ({ allowed, remaining: 0, resetMs });
     assert.deepEqual(rateLimitHeaders({ creditResult: credit(3_600_001) }, false), [
       ["Retry-After", "3601"],
@@ -725,7 +725,7 @@ describe("policy compilation and headers", () => {
         rateLimitResults: [{ ...policy, allowed: false }],
         creditResult: credit(9_000),
       }, false).find(([name]) => name === "Retry-After"),
-      ["Retry-After", "1"],
+      ["Retry-After", "9"],
     );
     assert.deepEqual(
       rateLimitHeaders({
