@@ -245,6 +245,15 @@ export async function assertFits(page: Page, what: string): Promise<void> {
         ["inline", "contents"].includes(getComputedStyle(block).display) &&
         block.parentElement !== null
       ) block = block.parentElement;
+      // A form label's short word (a scope's name) is never broken across lines: its box would be
+      // too narrow to read.
+      const word = node.textContent!.trim();
+      if (
+        node.parentElement!.closest("label") !== null && word.length <= 24 && !/\s/.test(word) &&
+        range.getClientRects().length > 1
+      ) {
+        escaped.push(`"${word}" broken across ${range.getClientRects().length} lines`);
+      }
       const style = getComputedStyle(block);
       if (style.overflowX !== "visible" || style.overflowY !== "visible") continue;
       const own = block.getBoundingClientRect();
