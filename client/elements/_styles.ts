@@ -69,7 +69,8 @@ label,fieldset{display:block;margin:.6em 0}
 label>input,label>select,label>textarea{display:block;margin-top:.2em;width:100%;box-sizing:border-box}
 fieldset{border:1px solid var(--l);border-radius:var(--r);margin-inline:0}
 label.check{display:flex;gap:.5em;align-items:flex-start;margin:.3em 0}
-label.check input{margin:.25em 0 0;flex:none}
+label.check input{margin:0;flex:none;width:24px;height:24px}
+label.check>span{flex:1;min-width:0}
 label.check .m{display:block;font-size:.85em}
 ul{margin:.2em 0;padding-inline-start:1.2em}
 .row{justify-content:flex-end;margin-top:1em}
