@@ -52,7 +52,8 @@ const created = (events: ApiKeyEvent[]) => events.filter((e) => e.type === "api_
 /** The known fields an unknown field's refusal lists. */
 const KNOWN =
   " (known: id, tenantId, name, environment, prefix, hash, hashScheme, pepperVersion, " +
-  "layout, scopes, allowedIpCidrs, expiresAt, revokedAt, lastUsedAt, createdBy, createdAt)";
+  "layout, scopes, allowedIpCidrs, expiresAt, revokedAt, rotatedAt, replacedByKeyId, lastUsedAt, " +
+  "createdBy, createdAt)";
 
 describe("importKeys", () => {
   it("imports foreign records whose keys then verify, emitting api_key.created each", async () => {
@@ -329,6 +330,42 @@ describe("importKeys", () => {
       assert.equal(await storage.findByPrefix(rows[i].prefix), null, `record ${i}`);
     }
     assert.equal((await service.verify(keys[5].raw)).keyId, atBound);
+  });
+
+  it("takes an @nestarc/api-keys 0.4 row one to one: rotatedAt and replacedByKeyId kept as exported (null, or both a rotation)", async () => {
+    const { keys, rows } = nestarcExport(4);
+    const when = "2029-06-01T00:00:00.000Z";
+    const records = [
+      { ...rows[0], rotatedAt: null, replacedByKeyId: null },
+      {
+        ...rows[1],
+        rotatedAt: when,
+        replacedByKeyId: "n-2",
+        expiresAt: "2029-06-02T00:00:00.000Z",
+      },
+      { ...rows[2], rotatedAt: when, replacedByKeyId: null },
+      { ...rows[3], rotatedAt: null, replacedByKeyId: "." },
+    ];
+    const { service, storage } = makeService({ cache: false, ...LEGACY });
+    const result = await service.importKeys(records as never);
+    assert.equal(result.imported, 2);
+    assert.deepEqual(result.errors.map(({ index, message }) => [index, message]), [
+      [
+        2,
+        "Invalid replacedByKeyId: must name the key that replaced it, with rotatedAt (or both null)",
+      ],
+      [
+        3,
+        "Invalid replacedByKeyId: must name the key that replaced it, with rotatedAt (or both null)",
+      ],
+    ]);
+    const rotated = (await storage.findByPrefix(keys[1].prefix))!;
+    assert.deepEqual([rotated.rotatedAt?.toISOString(), rotated.replacedByKeyId], [when, "n-2"]);
+    const plain = (await storage.findByPrefix(keys[0].prefix))!;
+    assert.deepEqual([plain.rotatedAt, plain.replacedByKeyId], [null, null]);
+    // A re-run skips them both (a rotated key's expiry is its grace end, never a conflict).
+    const again = await service.importKeys(records.slice(0, 2) as never);
+    assert.deepEqual([again.imported, again.skipped, again.errors.length], [0, 2, 0]);
   });
 
   it("refuses a record with unknown fields, naming them and never a value", async () => {
