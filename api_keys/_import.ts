@@ -127,6 +127,8 @@ const IMPORT_FIELDS: readonly (keyof ImportApiKeyRecord)[] = [
   "allowedIpCidrs",
   "expiresAt",
   "revokedAt",
+  "rotatedAt",
+  "replacedByKeyId",
   "lastUsedAt",
   "createdBy",
   "createdAt",
@@ -171,6 +173,15 @@ function validateImport(
   }
   const idProblem = r.id === undefined ? undefined : keyIdProblem(r.id);
   if (idProblem !== undefined) fail("id", idProblem);
+  // A key rotated in the old system (0.4): when, and the key that replaced it, both or neither.
+  const rotatedAt = dateOf(r.rotatedAt, "rotatedAt");
+  const replacedByKeyId = r.replacedByKeyId ?? null;
+  if (
+    (rotatedAt === null) !== (replacedByKeyId === null) ||
+    (replacedByKeyId !== null && keyIdProblem(replacedByKeyId) !== undefined)
+  ) {
+    fail("replacedByKeyId", "must name the key that replaced it, with rotatedAt (or both null)");
+  }
   const valid = validateCreateInput({
     tenantId: r.tenantId as string,
     name: r.name as string,
@@ -193,8 +204,8 @@ function validateImport(
     lastUsedAt: dateOf(r.lastUsedAt, "lastUsedAt"),
     expiresAt: valid.expiresAt ?? null,
     revokedAt: dateOf(r.revokedAt, "revokedAt"),
-    rotatedAt: null,
-    replacedByKeyId: null,
+    rotatedAt,
+    replacedByKeyId: replacedByKeyId as string | null,
     createdBy: valid.createdBy,
     createdAt: dateOf(r.createdAt, "createdAt") ?? s.clock(),
   };

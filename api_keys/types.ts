@@ -550,6 +550,13 @@ export interface ImportApiKeyRecord {
   expiresAt?: Date | string | null;
   /** When it was revoked. */
   revokedAt?: Date | string | null;
+  /**
+   * When it was rotated (`@nestarc/api-keys` 0.4 rows), with `replacedByKeyId`: both or neither
+   * (its grace ends at `expiresAt`).
+   */
+  rotatedAt?: Date | string | null;
+  /** The key that replaced it (import that key too), with `rotatedAt`. */
+  replacedByKeyId?: string | null;
   /** Last use. */
   lastUsedAt?: Date | string | null;
   /** Creator. */
