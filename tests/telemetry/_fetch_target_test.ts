@@ -43,6 +43,7 @@ describe("fetchRequestTarget", () => {
 describe("originForm", () => {
   it("drops an absolute-form target's scheme and authority, unparsed; keeps any other target", () => {
     assert.equal(originForm("http://api.example/items?page=2"), "/items?page=2");
+    assert.equal(originForm("http://:99999/items?page=2"), "/items?page=2");
     assert.equal(originForm("https://h?x=1"), "/?x=1");
     assert.equal(originForm("/a/b"), "/a/b");
     assert.equal(originForm("*"), "*");
