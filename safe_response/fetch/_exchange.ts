@@ -58,9 +58,8 @@ export const LOWEST_STATUS = 200;
 /** The core's view of a Fetch exchange (the request target in origin form: `fetchRequestTarget`). */
 export class FetchExchange implements HttpExchange {
   readonly method: string;
-  readonly target: string;
-  /** Whether the Host header is no `host[:port]`: the target cannot be read (`target` is `/`). */
-  readonly hostMalformed: boolean;
+  /** The target as sent (`fetchRequestTarget`); `undefined` when the Host is no `host[:port]`. */
+  readonly #target: string | undefined;
   readonly lowestStatus = LOWEST_STATUS;
   /** The request headers read so far, by lower-case name (read again without the request). */
   #read: Map<string, string | undefined> | undefined;
@@ -73,11 +72,20 @@ export class FetchExchange implements HttpExchange {
     readonly request: Request,
     readonly context?: RequestContext,
     readonly response?: Response,
+    target: string | undefined = fetchRequestTarget(request),
   ) {
     this.method = request.method;
-    const target = fetchRequestTarget(request);
-    this.target = target ?? "/";
-    this.hostMalformed = target === undefined;
+    this.#target = target;
+  }
+
+  /** The request target in origin form (`/` when it cannot be read: see `hostMalformed`). */
+  get target(): string {
+    return this.#target ?? "/";
+  }
+
+  /** Whether the Host header is no `host[:port]`: the target cannot be read apart from it. */
+  get hostMalformed(): boolean {
+    return this.#target === undefined;
   }
 
   /** The status the handler set, if any. */
@@ -95,7 +103,7 @@ export class FetchExchange implements HttpExchange {
 
   /** This exchange once the handler returned `response` (the headers read so far kept). */
   answered(response: Response): FetchExchange {
-    const answered = new FetchExchange(this.request, this.context, response);
+    const answered = new FetchExchange(this.request, this.context, response, this.#target);
     answered.#read = this.#read;
     return answered;
   }

@@ -237,6 +237,12 @@ function contained(logger: ResponderLogger): ResponderLogger {
   };
 }
 
+/** The 400 of a request whose Host is no `host[:port]` (RFC 9112 §3.2; an HTTP exception's shape). */
+const MALFORMED_HOST = {
+  getStatus: () => 400,
+  getResponse: () => ({ message: "The Host header is not a host and port" }),
+};
+
 /**
  * Builds the safe-response pipeline for a Fetch server (`Deno.serve`, Hono) from the Nest module's
  * options. A bad or unknown option throws a `TypeError` naming it.
@@ -309,12 +315,6 @@ export function createSafeFetch(options: SafeFetchOptions = {}): SafeFetch {
       context,
       request,
     );
-  };
-
-  /** The 400 of a request whose Host is no `host[:port]` (an HTTP exception's shape). */
-  const MALFORMED_HOST = {
-    getStatus: () => 400,
-    getResponse: () => ({ message: "The Host header is not a host and port" }),
   };
 
   const route = <Args extends unknown[]>(
