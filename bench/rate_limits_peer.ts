@@ -583,8 +583,8 @@ async function scriptStats(client: Awaited<ReturnType<typeof connectRedis>>) {
  * read before and after `n` sequential checks of one side; 5 alternating
  * rounds, medians), for an allowed and a refused check of 100 subjects. No
  * target: it shows what a check costs the one thread every client of the
- * Redis waits for (ours reads `TIME`, `GET`s the counter and `SET`s it; the
- * peer's fixed window `SET NX`, `INCRBY` and `PTTL`), which the rows above,
+ * Redis waits for (ours reads `TIME`, `GET`s the counter and `SETRANGE`s its newest slot;
+ * the peer's fixed window `SET NX`, `INCRBY` and `PTTL`), which the rows above,
  * timed as the client's CPU, leave out.
  */
 async function serverRows(): Promise<string[][] | string> {

@@ -127,8 +127,11 @@ end
 
 /** A window counter's value: its newest sub-bucket, then its `SUB_BUCKETS + 1` ring slots, as little-endian doubles. */
 const LAYOUT = "<" + "d".repeat(SUB_BUCKETS + 2);
-/** The ring slots of counter `c` as Lua assignment targets: `c[1], c[2], …`. */
-const SLOT_TARGETS = Array.from({ length: SUB_BUCKETS + 1 }, (_, i) => `c[${i + 1}]`).join(", ");
+/** Lua names of a counter's ring slots, read into locals: `u1, u2, …`. */
+const SLOT_NAMES = Array.from({ length: SUB_BUCKETS + 1 }, (_, i) => `u${i + 1}`);
+/** Lua: `what` once per ring slot, comma-separated (`0, 0, …`). */
+const perSlot = (what: (u: string) => string, separator = ", ") =>
+  SLOT_NAMES.map(what).join(separator);
 
 /** Lua: the moment (ms) sub-bucket `q` of a window of `window` ms leaves every window of its counter. */
 const leaves = (q: string, window: string) => `ceil((${q} + SLOTS) * ${window} / B)`;
@@ -137,26 +140,25 @@ const leaves = (q: string, window: string) => `ceil((${q} + SLOTS) * ${window} /
  * A batch of checks (docs/rate-limits.md, "The algorithm: a sliding window of
  * sub-buckets"). A window counter is one string key: its newest sub-bucket,
  * then the units of its `B + 1` ring slots (slot `q % (B + 1)` holds
- * sub-bucket `q`), packed as doubles (`struct`): one `GET`, and one `SET` when
- * a check consumes, whatever the limit and the traffic (`PX`, the counter's
- * expiry, when its newest sub-bucket moved or it is new; else `KEEPTTL`: the
- * expiry it holds is the same moment). A batch reads each counter and balance
- * once: a later check of the same counter (a hot key's checks, sent together)
- * starts from what the earlier ones left, in Lua, with no `GET`, and a refused
- * one writes nothing. Every write comes after every check is decided, once per
- * counter and balance: a batch with a counter or balance it cannot read (an
- * error answering all its checks) writes nothing. Inputs: the number of
- * checks, then per check its deadline, its counters and each counter's inputs
- * (below). Per check it answers 1 and allowed, remaining, reset per counter
- * (windows first), or 0 alone when its deadline had passed (nothing read or
- * written); then the time.
+ * sub-bucket `q`), packed as doubles (`struct`): one `GET`, and when a check
+ * consumes, one `SETRANGE` of its newest slot (8 bytes; the expiry it holds is
+ * the same moment), or a `SET` with `PX` (the counter's expiry) when it is new
+ * or its newest sub-bucket moved, whatever the limit and the traffic. A batch
+ * reads each counter and balance once: a later check of the same counter (a
+ * hot key's checks, sent together) starts from what the earlier ones left, in
+ * Lua, with no `GET`, and a refused one writes nothing. Every write comes after
+ * every check is decided, once per counter and balance: a batch with a
+ * counter or balance it cannot read (an error answering all its checks)
+ * writes nothing. Inputs: the number of checks, then per check its deadline,
+ * its counters and each counter's inputs (below). Per check it answers 1 and
+ * allowed, remaining, reset per counter (windows first), or 0 alone when its
+ * deadline had passed (nothing read or written); then the time.
  *
  * The work per check is kept small (Redis runs one script at a time, and its
- * time shows in every client's wait): a window counter is one table (its ring
- * slots, then its fields, by index), no table per input, no closure of the
- * script's body beyond the readers (reading a counter and answering it are
- * written where they run, once each), and the credit helpers built only at a
- * batch's first credit counter.
+ * time shows in every client's wait): a window counter is one table built in
+ * one step (its ring slots, then its fields, by index), a consuming check's
+ * write 8 bytes, and the credit helpers built only at a batch's first credit
+ * counter.
  */
 export const CHECK_SCRIPT = CREDIT_LUA + `
 local B = ${SUB_BUCKETS}                          -- sub-buckets per window
@@ -164,12 +166,12 @@ local SLOTS = B + 1                   -- sub-buckets a check counts
 local LAYOUT = '${LAYOUT}'        -- a counter's value: its newest sub-bucket, then its SLOTS slots
 local BYTES = ${8 * (SUB_BUCKETS + 2)}                      -- its length
 local MAX_LIMIT = ${MAX_POLICY_LIMIT}     -- the largest limit: a counter never holds more units
-local floor, ceil, max, pack, unpack_counter = math.floor, math.ceil, math.max, struct.pack, struct.unpack
+local floor, ceil, max, min, pack, unpack_counter = math.floor, math.ceil, math.max, math.min, struct.pack, struct.unpack
 -- A window counter is one table: its units per ring slot (sub-bucket q in c[q % SLOTS + 1]), then these:
 local HEAD = SLOTS + 1                -- its newest sub-bucket
 local TOTAL = SLOTS + 2               -- its units
 local WINDOW = SLOTS + 3              -- its window (ms)
-local MOVED = SLOTS + 4               -- whether its expiry is to be set (new, or its newest sub-bucket moved)
+local MOVED = SLOTS + 4               -- whether it is written whole (new, or its newest sub-bucket moved)
 local KEY = SLOTS + 5                 -- its key
 local LIMIT = SLOTS + 6               -- the limit of the check counting it now
 local COST = SLOTS + 7                -- that check's units
@@ -203,40 +205,27 @@ for _ = 1, checks do
       if not c or c[WINDOW] ~= window then
         local q = floor(now * B / window)
         local held = redis.call('GET', key)
-        -- Its ring slots, then HEAD, TOTAL, WINDOW, MOVED, KEY, LIMIT and COST.
         if not held then
-          c = { ${
-  Array.from({ length: SUB_BUCKETS + 1 }, () => "0").join(", ")
-}, q, 0, window, true, key, 0, 0, false }
+          c = { ${perSlot(() => "0")}, q, 0, window, true, key, 0, 0, false }
         else
-          -- A value it cannot read is an error (fails closed), never an empty counter.
-          local unreadable = #held ~= BYTES
-          c = { ${
-  Array.from({ length: SUB_BUCKETS + 1 }, () => "0").join(", ")
-}, 0, 0, window, false, key, 0, 0, false }
-          local head
-          if not unreadable then head, ${SLOT_TARGETS} = unpack_counter(LAYOUT, held) end
-          local total = 0
-          for j = 1, SLOTS do
-            local units = c[j]
-            if not (units >= 0 and units % 1 == 0) then unreadable = true end
-            total = total + units
-          end
-          -- Whole units, no more than any limit, and a sub-bucket within a Date's range.
-          if unreadable or total > MAX_LIMIT or not (head >= 0 and head % 1 == 0 and head * window <= MAX_MS * B) then
+          -- A value it cannot read is an error (fails closed), never an empty counter: whole units
+          -- (every slot's fraction summed), no more than any limit, a sub-bucket within a Date's range.
+          if #held ~= BYTES then error({ err = 'UNREADABLE a window counter is not in its layout' }) end
+          local head, ${perSlot((u) => u)} = unpack_counter(LAYOUT, held)
+          local total = ${perSlot((u) => u, " + ")}
+          if not (min(${perSlot((u) => u)}) >= 0 and ${perSlot((u) => `${u} % 1`, " + ")} == 0
+            and total <= MAX_LIMIT and head >= 0 and head % 1 == 0 and head * window <= MAX_MS * B) then
             error({ err = 'UNREADABLE a window counter is not in its layout' })
           end
-          if q - head >= SLOTS then
-            for j = 1, SLOTS do c[j] = 0 end
-            head, total, c[MOVED] = q, 0, true
-          elseif q > head then
-            for h = head + 1, q do
+          c = { ${perSlot((u) => u)}, head, total, window, false, key, 0, 0, false }
+          if q > head then
+            -- Its newest sub-bucket moved: the sub-buckets that left every window are emptied.
+            for h = head + 1, min(q, head + SLOTS) do
               local s = h % SLOTS + 1
               total, c[s] = total - c[s], 0
             end
-            head, c[MOVED] = q, true
+            c[HEAD], c[TOTAL], c[MOVED] = q, total, true
           end
-          c[HEAD], c[TOTAL] = head, total
         end
         if counters then counters[key] = c end
       end
@@ -272,8 +261,7 @@ for _ = 1, checks do
       local cost = c[COST]
       local consumed = fit and cost > 0
       if consumed then
-        local head = c[HEAD]
-        local s = head % SLOTS + 1
+        local s = c[HEAD] % SLOTS + 1
         c[s], c[TOTAL] = c[s] + cost, c[TOTAL] + cost
         if not c[DIRTY] then c[DIRTY], writes[#writes + 1] = true, c end
       end
@@ -314,14 +302,16 @@ end
 -- Every check decided: the writes.
 for i = 1, #writes do
   local c = writes[i]
-  local written = pack(LAYOUT, c[HEAD], unpack(c, 1, SLOTS))
+  local head = c[HEAD]
   if c[MOVED] then
-    -- Expires when its newest sub-bucket leaves every window.
-    local ttl = ${leaves("c[HEAD]", "c[WINDOW]")} - now
+    -- Written whole; expires when its newest sub-bucket leaves every window.
+    local ttl = ${leaves("head", "c[WINDOW]")} - now
     if ttl < 1 then ttl = 1 end
-    redis.call('SET', c[KEY], written, 'PX', ttl)
+    redis.call('SET', c[KEY], pack(LAYOUT, head, unpack(c, 1, SLOTS)), 'PX', ttl)
   else
-    redis.call('SET', c[KEY], written, 'KEEPTTL')
+    -- Only its newest slot changed (8 bytes at the slot's offset).
+    local s = head % SLOTS
+    redis.call('SETRANGE', c[KEY], 8 * (s + 1), pack('<d', c[s + 1]))
   end
 end
 if flush then flush() end

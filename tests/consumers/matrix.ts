@@ -375,9 +375,10 @@ export function renderCompatibilityDoc(matrix: Matrix): string {
     "The rate-limit stores' clients are optional peers no consumer app installs: the rate-limit",
     "suite runs each version below against the real server, on Deno from the sources and on Node",
     "from the npm build. The peer range is derived from these versions. The servers: CI runs",
-    "PostgreSQL 15 and Redis 7.0 (and a Redis 7.0 cluster); the Redis store needs Redis 6.0 or later",
-    "(`SET … KEEPTTL`) and the `struct` library of its Lua, which Redis has shipped since 2.6. Valkey",
-    "is not tested.",
+    "PostgreSQL 15 and Redis 7.0 (and a Redis 7.0 cluster), the only Redis version tested. The Redis",
+    "store's scripts run `TIME`, `GET`, `SET … PX`, `SETRANGE`, `HMGET` and `HSET` (a user whose ACL",
+    "denies one of them is refused: the check fails closed) and use the `struct` library of Redis's",
+    "Lua. Valkey is not tested.",
     "",
     ...table(
       ["package", "range", "tested versions", "tested by"],
