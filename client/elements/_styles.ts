@@ -64,6 +64,7 @@ td button{padding:.1em .5em}
 .menu{margin-top:.3em}
 dialog{color:var(--f);background:var(--b);border:1px solid var(--l);border-radius:var(--r);
 box-sizing:border-box;width:min(34em,calc(100vw - 1em));max-height:calc(100dvh - 1em);overflow:auto}
+dialog:has(>table){width:min(56em,calc(100vw - 1em))}
 dialog::backdrop{background:rgb(0 0 0/.5)}
 label,fieldset{display:block;margin:.6em 0}
 label>input,label>select,label>textarea{display:block;margin-top:.2em;width:100%;box-sizing:border-box}

@@ -1299,6 +1299,13 @@ describe("<api-keys-manager> in headless Chromium", { skip }, () => {
       assert.ok(text.includes("Expiry notice sent") && text.includes("All keys"), text);
       assert.deepEqual(await violations(page), []);
       await assertFits(page, "activity at 1280 px");
+      // With room on the page, a key's prefix and an actor's address each stay on one line.
+      assert.deepEqual(
+        await inShadow<string[]>(
+          "[...r.querySelectorAll('dialog td code, dialog td .wrap')].filter((e) => e.getClientRects().length > 1).map((e) => e.textContent)",
+        ),
+        [],
+      );
       await tabTo(page, "button:Load more", "Shift+Tab");
       await page.keyboard.press("Enter");
       await page.waitForFunction(() =>
