@@ -21,17 +21,24 @@ describe("the Redis scripts", () => {
     assert.match(TIME_SCRIPT, /redis\.call\('TIME'\)/);
   });
 
-  it("run the commands docs/compatibility.md names (an ACL listing commands needs them all), and no other", () => {
-    const page = readFileSync(new URL("../../../docs/compatibility.md", import.meta.url), "utf8");
-    const named = page.match(/The Redis\s+store's scripts run ([^(]*)\(/)?.[1];
-    assert.ok(named !== undefined, "the page names the scripts' commands");
-    const listed = [...named.matchAll(/`(\w+)/g)].map((m) => m[1]).sort();
-    const run = new Set<string>();
-    for (const script of [CHECK_SCRIPT, CHANGE_SCRIPT, READ_SCRIPT, TIME_SCRIPT]) {
-      for (const [, command] of script.matchAll(/redis\.call\('(\w+)'/g)) run.add(command);
-    }
-    assert.deepEqual(listed, [...run].sort());
-  });
+  // The docs are the repository's, not the npm test tree's: Deno only.
+  it(
+    "run the commands docs/compatibility.md names (an ACL listing commands needs them all), and no other",
+    {
+      skip: !("Deno" in globalThis),
+    },
+    () => {
+      const page = readFileSync(new URL("../../../docs/compatibility.md", import.meta.url), "utf8");
+      const named = page.match(/The Redis\s+store's scripts run ([^(]*)\(/)?.[1];
+      assert.ok(named !== undefined, "the page names the scripts' commands");
+      const listed = [...named.matchAll(/`(\w+)/g)].map((m) => m[1]).sort();
+      const run = new Set<string>();
+      for (const script of [CHECK_SCRIPT, CHANGE_SCRIPT, READ_SCRIPT, TIME_SCRIPT]) {
+        for (const [, command] of script.matchAll(/redis\.call\('(\w+)'/g)) run.add(command);
+      }
+      assert.deepEqual(listed, [...run].sort());
+    },
+  );
 
   it("name each input in a commented local, never by index arithmetic", () => {
     for (const script of [CHECK_SCRIPT, CHANGE_SCRIPT, READ_SCRIPT]) {
