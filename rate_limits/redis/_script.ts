@@ -166,6 +166,7 @@ local SLOTS = B + 1                   -- sub-buckets a check counts
 local LAYOUT = '${LAYOUT}'        -- a counter's value: its newest sub-bucket, then its SLOTS slots
 local BYTES = ${8 * (SUB_BUCKETS + 2)}                      -- its length
 local MAX_LIMIT = ${MAX_POLICY_LIMIT}     -- the largest limit: a counter never holds more units
+local UNREADABLE = 'UNREADABLE a window counter is not in its layout' -- the error of a value it cannot read
 local floor, ceil, max, min, pack, unpack_counter = math.floor, math.ceil, math.max, math.min, struct.pack, struct.unpack
 -- A window counter is one table: its units per ring slot (sub-bucket q in c[q % SLOTS + 1]), then these:
 local HEAD = SLOTS + 1                -- its newest sub-bucket
@@ -210,12 +211,12 @@ for _ = 1, checks do
         else
           -- A value it cannot read is an error (fails closed), never an empty counter: whole units
           -- (every slot's fraction summed), no more than any limit, a sub-bucket within a Date's range.
-          if #held ~= BYTES then error({ err = 'UNREADABLE a window counter is not in its layout' }) end
+          if #held ~= BYTES then error({ err = UNREADABLE }) end
           local head, ${perSlot((u) => u)} = unpack_counter(LAYOUT, held)
           local total = ${perSlot((u) => u, " + ")}
           if not (min(${perSlot((u) => u)}) >= 0 and ${perSlot((u) => `${u} % 1`, " + ")} == 0
             and total <= MAX_LIMIT and head >= 0 and head % 1 == 0 and head * window <= MAX_MS * B) then
-            error({ err = 'UNREADABLE a window counter is not in its layout' })
+            error({ err = UNREADABLE })
           end
           c = { ${perSlot((u) => u)}, head, total, window, false, key, 0, 0, false }
           if q > head then
