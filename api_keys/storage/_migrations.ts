@@ -64,6 +64,7 @@ export const MIGRATION_OF: Readonly<Record<string, readonly string[]>> = {
     "0020_rate_limit_refusal_read",
     "0024_function_keyed_plans",
     "0031_rate_limit_unreadable_rows",
+    "0033_rate_limit_check_in_place",
   ],
   rate_limit_credit_check: [
     "0021_rate_limit_credit_check",

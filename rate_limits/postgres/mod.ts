@@ -12,15 +12,16 @@
  * commit's WAL flush (a database crash
  * may forget its last fraction of a second of window counts, never a balance);
  * `rate_limit_bucket_check` refuses from an unlocked read when it can (no lock,
- * no write). Needs the migrations
+ * no write) and counts one counter in its newest sub-bucket by one `UPDATE`. Needs the migrations
  * `prisma/migrations/0009_credit_balances`, `0012_rate_limit_batches`,
  * `0015_rate_limit_buckets`, `0019_rate_limit_bucket_check`,
  * `0020_rate_limit_refusal_read` and `0021_rate_limit_credit_check` (and, to
  * harden, `0023_function_search_path_schema` and `0024_function_keyed_plans`,
  * and for `changeCredits` `{ anchor: true }`, `0025_credit_change_anchor` and
  * `0026_credit_change_anchor_clock`, for its balance before
- * `0027_credit_change_balance_before`, and to fail a check on a corrupt window row
- * `0031_rate_limit_unreadable_rows`: without them `ready()` logs one line
+ * `0027_credit_change_balance_before`, to fail a check on a corrupt window row
+ * `0031_rate_limit_unreadable_rows`, and for that one `UPDATE`
+ * `0033_rate_limit_check_in_place`: without them `ready()` logs one line
  * naming them, and start-up goes on), and
  * a `pg` pool or client (an optional peer) from the caller, whose role holds `SELECT`,
  * `INSERT`, `UPDATE` and `DELETE` on `rate_limit_buckets` and all but `DELETE` on
@@ -228,6 +229,8 @@ const ANCHOR_CLOCK_MIGRATION = "0026_credit_change_anchor_clock";
 const BEFORE_MIGRATION = "0027_credit_change_balance_before";
 /** The migration whose check functions raise `UNREADABLE_STATE` on a window row they cannot read. */
 const UNREADABLE_MIGRATION = "0031_rate_limit_unreadable_rows";
+/** The migration whose `rate_limit_bucket_check` counts one counter in place (named in its body). */
+const IN_PLACE_MIGRATION = "0033_rate_limit_check_in_place";
 /** The versions of `credit_change_before` from 0025 on, in order: each has the earlier ones' fixes. */
 const CHANGE_VERSIONS = [ANCHOR_MIGRATION, ANCHOR_CLOCK_MIGRATION, BEFORE_MIGRATION];
 /** Whether a `READY_SQL` row of `credit_change_before` is `migration`'s version or a later one. */
@@ -268,7 +271,8 @@ const VERSIONS: [string, string][] = [
 ];
 /**
  * The migrations a store works without: those that harden its functions
- * without changing an answer, and one a capability needs. Each with the
+ * without changing an answer, one a capability needs, and one that makes a
+ * check cheaper. Each with the
  * functions it sets, whether a `READY_SQL` row has it, and what goes wrong
  * without it: `ready()` reports (once, never failing) the functions without it.
  */
@@ -309,6 +313,12 @@ const UPGRADES: [string, string[], (row: Record<string, unknown>) => boolean, st
     (row) => row.unreadable_state === true,
     "a window row's unit NULL or negative (a corrupt row) is counted as none, never failing the check",
   ],
+  [
+    IN_PLACE_MIGRATION,
+    ["rate_limit_bucket_check"],
+    (row) => row.in_place === true,
+    "a check of one counter reads its row, locks it and writes it (three statements where one does)",
+  ],
 ];
 /**
  * The schemas of the caller's `search_path` as set (`path`: `ns`, in the order `i`), with the ones
@@ -338,6 +348,7 @@ const READY_SQL = `WITH ${SEARCH_PATH_SQL}, f AS (SELECT p.*, rank() OVER (PARTI
   "ANY (proconfig), false) AS schema_path, " +
   "coalesce('enable_seqscan=off' = ANY (proconfig), false) AS keyed_plans, " +
   `strpos(prosrc, '${UNREADABLE_STATE}') > 0 AS unreadable_state, ` +
+  `strpos(prosrc, '${IN_PLACE_MIGRATION}') > 0 AS in_place, ` +
   "has_schema_privilege(pronamespace, 'USAGE') AS usable, pronamespace::regnamespace::text " +
   "AS schema, has_function_privilege(oid, 'EXECUTE') AS executable, format('%s.%I(%s)', " +
   "pronamespace::regnamespace, proname, oidvectortypes(proargtypes)) AS signature, " +

@@ -849,6 +849,60 @@ if (DATABASE_URL) {
       }
     });
 
+    it("rate_limit_bucket_check of one counter consuming in its row's newest sub-bucket reads and writes the row once (one index scan, one HOT update); a new row is inserted at now's sub-bucket, so its first update is HOT too; a refusal writes nothing", async () => {
+      await onMigratedSchema("inplace", async ({ admin }) => {
+        const subject = freshSubject("inplace");
+        // A sub-bucket of a day: the checks below all fall in one.
+        const windowMs = 10 * 86_400_000;
+        /** The table's counts this session has not reported yet (none are, inside a transaction). */
+        const counts = async (): Promise<Record<string, number>> =>
+          (await admin.query(
+            "SELECT idx_scan::int AS scans, n_tup_ins::int AS inserted, n_tup_upd::int AS " +
+              "updated, n_tup_hot_upd::int AS hot FROM pg_stat_xact_user_tables " +
+              "WHERE relid = 'rate_limit_buckets'::regclass",
+          )).rows[0];
+        /** One check of cost 1 against a limit of 3, in a transaction, and the table's counts of it. */
+        const checked = async () => {
+          await admin.query("BEGIN");
+          try {
+            const before = await counts();
+            const { rows: [answer] } = await admin.query(
+              "SELECT allowed, remaining::float8 AS remaining FROM rate_limit_bucket_check(" +
+                "$1::bigint, ARRAY[$2::text], ARRAY['w'], ARRAY[$3::bigint], ARRAY[3::bigint], " +
+                "ARRAY[1::bigint])",
+              [Date.now() + 30_000, subject, windowMs],
+            );
+            const after = await counts();
+            const of = Object.keys(after).map((name) => [name, after[name] - before[name]]);
+            return { ...answer, ...Object.fromEntries(of) };
+          } finally {
+            await admin.query("COMMIT");
+          }
+        };
+        const first = await checked();
+        assert.deepEqual(
+          [first.allowed, first.remaining, first.inserted, first.updated, first.hot],
+          [true, 2, 1, 1, 1],
+          "a new row: inserted at now's sub-bucket, then counted by an update leaving its keys",
+        );
+        for (const remaining of [1, 0]) {
+          assert.deepEqual(await checked(), {
+            allowed: true,
+            remaining,
+            scans: 1,
+            inserted: 0,
+            updated: 1,
+            hot: 1,
+          });
+        }
+        const refused = await checked();
+        assert.deepEqual(
+          [refused.allowed, refused.remaining, refused.inserted, refused.updated],
+          [false, 0, 0, 0],
+        );
+      });
+    });
+
     it("rate_limit_credit_check answers and writes as rate_limit_bucket_batch: refills, all or nothing, costs past a refill", async () => {
       const pool = new pg.Pool({ connectionString: DATABASE_URL, max: 1 });
       try {
@@ -1189,7 +1243,7 @@ if (DATABASE_URL) {
       }
     });
 
-    it("ready() on a schema migrated up to 0022: starts, and logs once through the limiter's logger that 0023, 0024, 0025, 0026, 0027 and 0031 are missing; then only 0024 to 0027 and 0031; then only 0025 to 0027 and 0031 (a balance kept across a rule change refused naming 0025); then only 0026, 0027 and 0031; then only 0027 (a credit change answers no balance before) and 0031; then only 0031 (a corrupt window row counted as none); then nothing", async () => {
+    it("ready() on a schema migrated up to 0022: starts, and logs once through the limiter's logger that 0023, 0024, 0025, 0026, 0027, 0031 and 0033 are missing; then only 0024 to 0027, 0031 and 0033; then only 0025 to 0027, 0031 and 0033 (a balance kept across a rule change refused naming 0025); then only 0026, 0027 and 0031; then only 0027 (a credit change answers no balance before) and 0031; then only 0031 (a corrupt window row counted as none); then only 0033 (a check of one counter in three statements); then nothing", async () => {
       const schema = `ready_${crypto.randomUUID().replaceAll("-", "")}`;
       const admin = new pg.Client({ connectionString: DATABASE_URL });
       await admin.connect();
@@ -1305,6 +1359,13 @@ if (DATABASE_URL) {
           /lack 0031_rate_limit_unreadable_rows \(rate_limit_bucket_batch, rate_limit_bucket_check, rate_limit_credit_check: a window row's unit NULL or negative .*prisma\/migrations\/0031_rate_limit_unreadable_rows\/migration\.sql/,
         );
         await apply("0031_rate_limit_unreadable_rows");
+        const up31 = await linesOfReady();
+        assert.equal(up31.length, 1, up31.join("\n"));
+        assert.match(
+          up31[0],
+          /lack 0033_rate_limit_check_in_place \(rate_limit_bucket_check: a check of one counter reads its row, locks it and writes it .*prisma\/migrations\/0033_rate_limit_check_in_place\/migration\.sql/,
+        );
+        await apply("0033_rate_limit_check_in_place");
         assert.deepEqual(await linesOfReady(), []);
         const set = await store.changeCredits(credit, { set: 2 }, Date.now() + 30_000);
         assert.deepEqual(set, { allowed: true, remaining: 2, resetMs: -1, before: 6 });
