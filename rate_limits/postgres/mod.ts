@@ -12,7 +12,7 @@
  * commit's WAL flush (a database crash
  * may forget its last fraction of a second of window counts, never a balance);
  * `rate_limit_bucket_check` refuses from an unlocked read when it can (no lock,
- * no write) and counts one counter in its newest sub-bucket by one `UPDATE`. Needs the migrations
+ * no write) and counts one counter in its newest sub-bucket without a locked read. Needs the migrations
  * `prisma/migrations/0009_credit_balances`, `0012_rate_limit_batches`,
  * `0015_rate_limit_buckets`, `0019_rate_limit_bucket_check`,
  * `0020_rate_limit_refusal_read` and `0021_rate_limit_credit_check` (and, to
@@ -20,7 +20,7 @@
  * and for `changeCredits` `{ anchor: true }`, `0025_credit_change_anchor` and
  * `0026_credit_change_anchor_clock`, for its balance before
  * `0027_credit_change_balance_before`, to fail a check on a corrupt window row
- * `0031_rate_limit_unreadable_rows`, and for that one `UPDATE`
+ * `0031_rate_limit_unreadable_rows`, and for that count in place
  * `0033_rate_limit_check_in_place`: without them `ready()` logs one line
  * naming them, and start-up goes on), and
  * a `pg` pool or client (an optional peer) from the caller, whose role holds `SELECT`,
@@ -317,7 +317,7 @@ const UPGRADES: [string, string[], (row: Record<string, unknown>) => boolean, st
     IN_PLACE_MIGRATION,
     ["rate_limit_bucket_check"],
     (row) => row.in_place === true,
-    "a check of one counter reads its row, locks it and writes it (three statements where one does)",
+    "an allowed check of one counter reads its row, locks it and reads it again before writing it",
   ],
 ];
 /**

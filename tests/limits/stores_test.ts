@@ -849,7 +849,7 @@ if (DATABASE_URL) {
       }
     });
 
-    it("rate_limit_bucket_check of one counter consuming in its row's newest sub-bucket reads and writes the row once (one index scan, one HOT update); a new row is inserted at now's sub-bucket, so its first update is HOT too; a refusal writes nothing", async () => {
+    it("rate_limit_bucket_check of one counter consuming in its row's newest sub-bucket reads the row once, unlocked, and counts it by one HOT update (two index scans: no locked read); a new row is inserted at now's sub-bucket, so its first update is HOT too; a refusal writes nothing", async () => {
       await onMigratedSchema("inplace", async ({ admin }) => {
         const subject = freshSubject("inplace");
         // A sub-bucket of a day: the checks below all fall in one.
@@ -889,7 +889,7 @@ if (DATABASE_URL) {
           assert.deepEqual(await checked(), {
             allowed: true,
             remaining,
-            scans: 1,
+            scans: 2,
             inserted: 0,
             updated: 1,
             hot: 1,
@@ -901,6 +901,39 @@ if (DATABASE_URL) {
           [false, 0, 0, 0],
         );
       });
+    });
+
+    it("rate_limit_bucket_check of one counter from 8 connections at once, each check its own statement: exactly the limit allowed, the row holding exactly those units (a count in place matches only the row as its check read it)", async () => {
+      const clients = Array.from(
+        { length: 8 },
+        () => new pg.Client({ connectionString: DATABASE_URL }),
+      );
+      await Promise.all(clients.map((c) => c.connect()));
+      try {
+        const subject = freshSubject("inplace-race");
+        const windowMs = 10 * 86_400_000;
+        const check = (client: pg.Client) =>
+          client.query(
+            "SELECT allowed FROM rate_limit_bucket_check($1::bigint, ARRAY[$2::text], ARRAY['w'], " +
+              "ARRAY[$3::bigint], ARRAY[200::bigint], ARRAY[1::bigint])",
+            [Date.now() + 30_000, subject, windowMs],
+          );
+        await check(clients[0]); // the row made: every check below can count in place
+        const allowed = await Promise.all(clients.map(async (client) => {
+          let n = 0;
+          for (let i = 0; i < 100; i++) if ((await check(client)).rows[0].allowed) n++;
+          return n;
+        }));
+        assert.equal(1 + allowed.reduce((a, b) => a + b), 200);
+        const { rows } = await clients[0].query(
+          "SELECT (SELECT sum(u) FROM unnest(counts) AS u)::int AS units FROM rate_limit_buckets " +
+            "WHERE subject = $1",
+          [subject],
+        );
+        assert.equal(rows[0].units, 200);
+      } finally {
+        await Promise.all(clients.map((c) => c.end()));
+      }
     });
 
     it("rate_limit_credit_check answers and writes as rate_limit_bucket_batch: refills, all or nothing, costs past a refill", async () => {
@@ -1243,7 +1276,7 @@ if (DATABASE_URL) {
       }
     });
 
-    it("ready() on a schema migrated up to 0022: starts, and logs once through the limiter's logger that 0023, 0024, 0025, 0026, 0027, 0031 and 0033 are missing; then only 0024 to 0027, 0031 and 0033; then only 0025 to 0027, 0031 and 0033 (a balance kept across a rule change refused naming 0025); then only 0026, 0027 and 0031; then only 0027 (a credit change answers no balance before) and 0031; then only 0031 (a corrupt window row counted as none); then only 0033 (a check of one counter in three statements); then nothing", async () => {
+    it("ready() on a schema migrated up to 0022: starts, and logs once through the limiter's logger that 0023, 0024, 0025, 0026, 0027, 0031 and 0033 are missing; then only 0024 to 0027, 0031 and 0033; then only 0025 to 0027, 0031 and 0033 (a balance kept across a rule change refused naming 0025); then only 0026, 0027 and 0031; then only 0027 (a credit change answers no balance before) and 0031; then only 0031 (a corrupt window row counted as none); then only 0033 (a locked read per allowed check of one counter); then nothing", async () => {
       const schema = `ready_${crypto.randomUUID().replaceAll("-", "")}`;
       const admin = new pg.Client({ connectionString: DATABASE_URL });
       await admin.connect();
@@ -1363,7 +1396,7 @@ if (DATABASE_URL) {
         assert.equal(up31.length, 1, up31.join("\n"));
         assert.match(
           up31[0],
-          /lack 0033_rate_limit_check_in_place \(rate_limit_bucket_check: a check of one counter reads its row, locks it and writes it .*prisma\/migrations\/0033_rate_limit_check_in_place\/migration\.sql/,
+          /lack 0033_rate_limit_check_in_place \(rate_limit_bucket_check: an allowed check of one counter reads its row, locks it and reads it again .*prisma\/migrations\/0033_rate_limit_check_in_place\/migration\.sql/,
         );
         await apply("0033_rate_limit_check_in_place");
         assert.deepEqual(await linesOfReady(), []);

@@ -1,12 +1,12 @@
 -- A check of one window counter that consumes in its row's newest sub-bucket (every check of a
--- counter in steady use but the first of each sub-bucket) is counted in place: one UPDATE whose
--- condition is the check, instead of an unlocked read, a locked read and an update (one index scan
--- and one write, no lock taken to be kept). The clock is read as the row is matched, so a check that
--- waited on the row's lock counts at the time it got it, as the locked read does. A new row is
+-- counter in steady use but the first of each sub-bucket) is counted in place after its unlocked
+-- read: one UPDATE that matches the row only as that read read it, instead of a locked read and an
+-- update (one statement, one index scan and one WAL record less, no lock record); a row changed in
+-- between (another check counted) matches nothing, and the check goes on as before. A new row is
 -- inserted at now's sub-bucket and its expiry (not at 0, expiring now), so the update counting it
--- leaves its indexed columns as they are: a HOT update, no index entry more per new counter. Answers,
--- locks and rows are unchanged. Apply like the others, with the same search_path as they were (this
--- migration reads the schema from it):
+-- leaves its indexed columns as they are: a HOT update, no index entry more per new counter.
+-- Answers, locks and rows are unchanged; a refusal still locks and writes nothing. Apply like the
+-- others, with the same search_path as they were (this migration reads the schema from it):
 -- `psql "$DATABASE_URL" -f prisma/migrations/0033_rate_limit_check_in_place/migration.sql`.
 --
 -- * rate_limit_bucket_check of 0031 is replaced with only that added; it keeps its comment (the
@@ -29,8 +29,8 @@ BEGIN
 END
 $$;
 
--- rate_limit_bucket_check of 0031, with the counter counted in place first (see above) and a new
--- row inserted at now's sub-bucket.
+-- rate_limit_bucket_check of 0031, with one counter counted in place after the unlocked read (see
+-- above) and a new row inserted at now's sub-bucket.
 CREATE OR REPLACE FUNCTION rate_limit_bucket_check(
   p_deadline BIGINT, r_subjects TEXT[], r_names TEXT[], r_windows BIGINT[],
   w_limits BIGINT[], w_costs BIGINT[],
@@ -62,7 +62,8 @@ DECLARE
   old BIGINT[] := '{}';      -- per counter: its row's oldest sub-bucket with units (NULL: none)
   k INT;
   locked BOOLEAN;
-  counted BOOLEAN := false;  -- one counter counted in place: its row as the UPDATE left it
+  held BOOLEAN;              -- whether the unlocked read found the row (of one counter)
+  counted BOOLEAN := false;  -- one counter counted in place
 BEGIN
   IF cardinality(r_subjects) IS DISTINCT FROM n OR cardinality(r_windows) IS DISTINCT FROM n
     OR cardinality(w_limits) IS DISTINCT FROM n OR cardinality(w_costs) IS DISTINCT FROM n THEN
@@ -72,40 +73,19 @@ BEGIN
   -- (An assignment, not PERFORM: a simple expression, evaluated without a query.)
   lock_wait := set_config('lock_timeout', least(600000, greatest(1, p_deadline
     - floor(extract(epoch FROM clock_timestamp()) * 1000)::BIGINT)) || 'ms', true);
-  -- In place (0033_rate_limit_check_in_place): one counter consuming, its row at now's sub-bucket
-  -- (so its 11 sub-buckets are all counted), counted by one UPDATE whose condition is the check:
-  -- each unit 0 or more, room for the cost, the deadline not past, the clock read as the row is
-  -- matched (again when a concurrent writer made it wait). Any other case matches no row (a
-  -- refusal, a new row, a head to move, a row it cannot read, the deadline past): the passes.
-  IF n = 1 AND w_costs[1] > 0 THEN
-    UPDATE rate_limit_buckets c
-      SET counts[(c.head % n_slots)::INT + 1] = c.counts[(c.head % n_slots)::INT + 1] + w_costs[1]
-      WHERE c.subject = r_subjects[1] AND c.name = r_names[1] AND c.window_ms = r_windows[1]
-        AND c.head = floor((floor(extract(epoch FROM clock_timestamp()) * 1000) * bk)::NUMERIC
-          / r_windows[1])
-        AND floor(extract(epoch FROM clock_timestamp()) * 1000) < p_deadline
-        AND least(c.counts[1], c.counts[2], c.counts[3], c.counts[4], c.counts[5], c.counts[6],
-          c.counts[7], c.counts[8], c.counts[9], c.counts[10], c.counts[11]) >= 0
-        AND c.counts[1] + c.counts[2] + c.counts[3] + c.counts[4] + c.counts[5] + c.counts[6]
-          + c.counts[7] + c.counts[8] + c.counts[9] + c.counts[10] + c.counts[11] + w_costs[1]
-          <= w_limits[1]
-      RETURNING c.head, c.counts INTO h, cs;
-    counted := FOUND;
-  END IF;
-  -- Else first an unlocked read; the rows locked and read again only when it did not refuse.
+  -- First an unlocked read; then, when it did not refuse, one counter counted in place, or the rows
+  -- locked and read again.
   FOR pass IN 1..2 LOOP
     locked := pass = 2;
     cnt := '{}';
     hd := '{}';
     fit := true;
-    IF counted THEN
-      hd[1] := h;
-      cnt := cs;
-    ELSIF NOT locked THEN
+    IF NOT locked THEN
       FOR i IN 1..n LOOP
         SELECT c.head, c.counts INTO h, cs FROM rate_limit_buckets c
           WHERE c.subject = r_subjects[i] AND c.name = r_names[i] AND c.window_ms = r_windows[i];
-        IF NOT FOUND THEN -- no row yet: no units
+        held := FOUND;
+        IF NOT held THEN -- no row yet: no units
           h := 0;
           cs := array_fill(0::BIGINT, ARRAY[n_slots]);
         END IF;
@@ -152,7 +132,7 @@ BEGIN
     END IF;
     t_now := floor(extract(epoch FROM clock_timestamp()) * 1000)::BIGINT;
     now_ms := t_now;
-    IF t_now >= p_deadline AND NOT counted THEN
+    IF t_now >= p_deadline THEN
       RETURN NEXT; -- allowed NULL: skipped
       RETURN;
     END IF;
@@ -189,24 +169,39 @@ BEGIN
       hd[i] := q;
       tt[i] := tot;
       old[i] := oldest;
-      -- (Counted in place: its units hold the cost already.)
-      fit := fit AND (counted OR tot + w_costs[i] <= w_limits[i]);
+      fit := fit AND tot + w_costs[i] <= w_limits[i];
     END LOOP;
     -- Refused by the unlocked read: answered from it, nothing locked or written (see above).
-    EXIT WHEN locked OR NOT fit OR counted;
+    EXIT WHEN locked OR NOT fit;
+    -- In place (0033_rate_limit_check_in_place): one counter consuming, its row read at now's
+    -- sub-bucket (its head h is now's q: nothing to clear), counted by one UPDATE that matches the
+    -- row only as this read read it (its head and units, compared under its lock): then the check
+    -- decided from it stands at its moment (t_now, before the deadline; a lock waited for ends by
+    -- it). A row changed since (another check counted) matches nothing: the rows locked and read
+    -- again.
+    IF n = 1 AND w_costs[1] > 0 AND held AND h = q THEN
+      UPDATE rate_limit_buckets c
+        SET counts[(q % n_slots)::INT + 1] = c.counts[(q % n_slots)::INT + 1] + w_costs[1]
+        WHERE c.subject = r_subjects[1] AND c.name = r_names[1] AND c.window_ms = r_windows[1]
+          AND c.head = h AND c.counts = cs;
+      counted := FOUND;
+    END IF;
+    EXIT WHEN counted;
   END LOOP;
   FOR i IN 1..n LOOP
     w := r_windows[i];
     base := (i - 1) * n_slots + 1;
     consumed := fit AND w_costs[i] > 0;
-    IF consumed AND NOT counted THEN
+    IF consumed THEN
       k := base + (hd[i] % n_slots)::INT;
       cnt[k] := cnt[k] + w_costs[i];
       tt[i] := tt[i] + w_costs[i];
       old[i] := coalesce(old[i], hd[i]);
-      UPDATE rate_limit_buckets SET head = hd[i], counts = cnt[base:base + n_slots - 1],
-          expires_at = to_timestamp(ceil(((hd[i] + n_slots) * w)::NUMERIC / bk) / 1000.0)
-        WHERE subject = r_subjects[i] AND name = r_names[i] AND window_ms = w;
+      IF NOT counted THEN
+        UPDATE rate_limit_buckets SET head = hd[i], counts = cnt[base:base + n_slots - 1],
+            expires_at = to_timestamp(ceil(((hd[i] + n_slots) * w)::NUMERIC / bk) / 1000.0)
+          WHERE subject = r_subjects[i] AND name = r_names[i] AND window_ms = w;
+      END IF;
     END IF;
     -- A clock that stepped back counts at the start of the newest sub-bucket.
     at_ms := greatest(t_now, ceil((hd[i] * w)::NUMERIC / bk)::BIGINT);
