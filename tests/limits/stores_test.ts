@@ -581,6 +581,45 @@ if (DATABASE_URL) {
       }
     });
 
+    it("a row lock held elsewhere (stall) against checks of one window counter, each alone (counted in place: the UPDATE waits on the lock, which is released unchanged): applies nothing late, every call settles, counts right after", async () => {
+      const { store, close } = await openStore("postgres");
+      const holder = new pg.Client({ connectionString: DATABASE_URL });
+      await holder.connect();
+      try {
+        const { subject, window } = countersOf("pgstallone");
+        await checkOnce(store, [window]); // the row made
+        await checkOnce(store, [window]); // then counted in place
+        await holder.query("BEGIN");
+        await holder.query(
+          "SELECT 1 FROM rate_limit_buckets WHERE subject = $1 AND name = 'w' FOR UPDATE",
+          [subject],
+        );
+        const calls: ReturnType<RateLimitStore["checkBatch"]>[] = [];
+        const until = Date.now() + 1_000;
+        while (Date.now() < until) {
+          const call = store.checkBatch([{ counters: [window], deadline: Date.now() + 100 }]);
+          call.catch(() => {}); // settled below
+          calls.push(call);
+          await sleep(10);
+        }
+        await holder.query("COMMIT"); // the row as it was: a waiting count in place matches it
+        const settled = await Promise.allSettled(calls);
+        const during = allowedOf(settled);
+        console.log(
+          `postgres stall, one counter: ${calls.length} checks sent, ${during.answered} answered ` +
+            `(${during.allowed} allowed), ` +
+            `${settled.filter((s) => s.status === "rejected").length} calls rejected`,
+        );
+        assert.ok(calls.length >= 20, `${calls.length} checks sent`);
+        const [w] = await checkOnce(store, [{ ...window, cost: 0 }]);
+        assert.equal(w.remaining, 1_000 - 2 - during.allowed);
+        assert.equal((await checkOnce(store, [window]))[0].remaining, 1_000 - 3 - during.allowed);
+      } finally {
+        await holder.end();
+        await close();
+      }
+    });
+
     it("backends terminated: the process lives, counting resumes within 15 s", async () => {
       const name = `outage-${crypto.randomUUID().slice(0, 8)}`;
       const pool = new pg.Pool({ connectionString: DATABASE_URL, max: 3, application_name: name });
