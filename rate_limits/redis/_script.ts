@@ -12,30 +12,31 @@
 import { MAX_CREDITS, MAX_EPOCH_MS, MAX_POLICY_LIMIT } from "../_checks.ts";
 import { SUB_BUCKETS } from "../_window.ts";
 
-/**
- * The start of every script: the globals it uses as locals, the server's
- * clock (`TIME`, read once) and the readers of its inputs (`arg()`, `key()`).
- */
-const PRELUDE = `
+/** The start of every script: the globals it uses as locals and the server's clock (`TIME`, read once). */
+const CLOCK = `
 -- The globals the scripts use, as locals (a local is read in one step, a global looked up by name).
 local tonumber, ARGV, KEYS, redis, math, string, unpack = tonumber, ARGV, KEYS, redis, math, string, unpack
 local MAX_MS = ${MAX_EPOCH_MS}  -- the latest time a Date holds (ms)
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+`;
+
+/** The readers of a script's inputs, in order (`arg()`, `key()`). */
+const READERS = `
 local argc, keyc = 0, 0
 local function arg() argc = argc + 1 return ARGV[argc] end
 local function key() keyc = keyc + 1 return KEYS[keyc] end
 `;
 
 /**
- * The prelude, then the credit helpers (the refill boundaries on the UTC
- * calendar, a balance with its refill applied, its write), built by calling
- * `credit_helpers()`: Lua builds a function's closures each time the script
- * runs, so a batch of window counters only (most checks) builds none of them.
- * A balance is read once per script and kept: a change is written by `flush()`,
- * after every check of a batch is decided (an error before it writes nothing).
+ * The credit helpers (the refill boundaries on the UTC calendar, a balance
+ * with its refill applied, its write), built by calling `credit_helpers()`:
+ * Lua builds a function's closures each time the script runs, so a batch of
+ * window counters only (most checks) builds none of them. A balance is read
+ * once per script and kept: a change is written by `flush()`, after every
+ * check of a batch is decided (an error before it writes nothing).
  */
-export const CREDIT_LUA = PRELUDE + `
+const CREDIT_HELPERS = `
 -- The credit helpers: balance, save, period, flush.
 local function credit_helpers()
   local MAX_CREDITS = ${MAX_CREDITS}  -- the most credits a balance holds
@@ -125,6 +126,9 @@ local function credit_helpers()
 end
 `;
 
+/** The clock, the readers and the credit helpers: the start of the credit scripts. */
+export const CREDIT_LUA = CLOCK + READERS + CREDIT_HELPERS;
+
 /** A window counter's value: its newest sub-bucket, then its `SUB_BUCKETS + 1` ring slots, as little-endian doubles. */
 const LAYOUT = "<" + "d".repeat(SUB_BUCKETS + 2);
 /** Lua names of a counter's ring slots, read into locals: `u1, u2, …`. */
@@ -135,6 +139,89 @@ const perSlot = (what: (u: string) => string, separator = ", ") =>
 
 /** Lua: the moment (ms) sub-bucket `q` of a window of `window` ms leaves every window of its counter. */
 const leaves = (q: string, window: string) => `ceil((${q} + SLOTS) * ${window} / B)`;
+
+/** `lua` with each line after the first indented by `depth` levels (a fragment placed in a block). */
+const at = (depth: number, lua: string) => lua.trim().replaceAll("\n", "\n" + "  ".repeat(depth));
+
+/*
+ * The steps of one window counter, each written once and placed both in the
+ * one-check path and in the batch's loop (a Lua function would be a closure
+ * built on every run of the script). They use the locals of the place they are
+ * put in: `key`, `window`, `c` (the counter's table), `fit`.
+ */
+
+/** Lua: `c` set to counter `key` of a `window` read (new when the store holds none) and moved to now. */
+const READ_COUNTER = `
+local q = floor(now * B / window)
+local held = redis.call('GET', key)
+if not held then
+  c = { ${perSlot(() => "0")}, q, 0, window, true, key, 0, 0, false }
+else
+  -- A value it cannot read is an error (fails closed), never an empty counter: whole units
+  -- (every slot's fraction summed), no more than any limit, a sub-bucket within a Date's range.
+  if #held ~= BYTES then error({ err = UNREADABLE }) end
+  local head, ${perSlot((u) => u)} = unpack_counter(LAYOUT, held)
+  local total = ${perSlot((u) => u, " + ")}
+  if not (min(${perSlot((u) => u)}) >= 0 and ${perSlot((u) => `${u} % 1`, " + ")} == 0
+    and total <= MAX_LIMIT and head >= 0 and head % 1 == 0 and head * window <= MAX_MS * B) then
+    error({ err = UNREADABLE })
+  end
+  c = { ${perSlot((u) => u)}, head, total, window, false, key, 0, 0, false }
+  if q > head then
+    -- Its newest sub-bucket moved: the sub-buckets that left every window are emptied.
+    for h = head + 1, min(q, head + SLOTS) do
+      local s = h % SLOTS + 1
+      total, c[s] = total - c[s], 0
+    end
+    c[HEAD], c[TOTAL], c[MOVED] = q, total, true
+  end
+end`;
+
+/**
+ * Lua: the check counting `c` (its LIMIT and COST set) consumes when `fit` and
+ * it costs units (`consumed`); its answer `allowed`, `limit - total`, `reset`.
+ */
+const COUNT = `
+local cost = c[COST]
+local consumed = fit and cost > 0
+if consumed then
+  local s = c[HEAD] % SLOTS + 1
+  c[s], c[TOTAL] = c[s] + cost, c[TOTAL] + cost
+end
+-- Its answer at its moment (a clock that stepped back counts at the start of the newest sub-bucket).
+local head, total, window, limit = c[HEAD], c[TOTAL], c[WINDOW], c[LIMIT]
+local at = max(now, ceil(head * window / B))
+local allowed, reset = 0, window
+if consumed or total + cost <= limit then
+  allowed, reset = 1, 0
+  if total > 0 then
+    -- Room again when its oldest sub-bucket with units leaves the window.
+    for q = head - B, head do
+      if c[q % SLOTS + 1] > 0 then reset = ${leaves("q", "window")} - at break end
+    end
+  end
+elseif cost <= limit then
+  -- Room again when enough of its oldest units have left the window.
+  local freed = 0
+  for q = head - B, head do
+    freed = freed + c[q % SLOTS + 1]
+    if freed >= total + cost - limit then reset = ${leaves("q", "window")} - at break end
+  end
+end`;
+
+/** Lua: counter `c`, consumed from, written. */
+const WRITE = `
+local head = c[HEAD]
+if c[MOVED] then
+  -- Written whole; expires when its newest sub-bucket leaves every window.
+  local ttl = ${leaves("head", "c[WINDOW]")} - now
+  if ttl < 1 then ttl = 1 end
+  redis.call('SET', c[KEY], pack(LAYOUT, head, unpack(c, 1, SLOTS)), 'PX', ttl)
+else
+  -- Only its newest slot changed (8 bytes at the slot's offset).
+  local s = head % SLOTS
+  redis.call('SETRANGE', c[KEY], 8 * (s + 1), pack('<d', c[s + 1]))
+end`;
 
 /**
  * A batch of checks (docs/rate-limits.md, "The algorithm: a sliding window of
@@ -158,9 +245,11 @@ const leaves = (q: string, window: string) => `ceil((${q} + SLOTS) * ${window} /
  * time shows in every client's wait): a window counter is one table built in
  * one step (its ring slots, then its fields, by index), a consuming check's
  * write 8 bytes, and the credit helpers built only at a batch's first credit
- * counter.
+ * counter. A batch of one check of one window counter (most checks) takes
+ * the same steps before any of the batch's tables or the credit helpers are
+ * built (a fifth of the script's time on the server).
  */
-export const CHECK_SCRIPT = CREDIT_LUA + `
+export const CHECK_SCRIPT = CLOCK + READERS + `
 local B = ${SUB_BUCKETS}                          -- sub-buckets per window
 local SLOTS = B + 1                   -- sub-buckets a check counts
 local LAYOUT = '${LAYOUT}'        -- a counter's value: its newest sub-bucket, then its SLOTS slots
@@ -177,6 +266,29 @@ local KEY = SLOTS + 5                 -- its key
 local LIMIT = SLOTS + 6               -- the limit of the check counting it now
 local COST = SLOTS + 7                -- that check's units
 local DIRTY = SLOTS + 8               -- whether a check consumed from it (it is in writes)
+
+local checks = tonumber(arg())        -- how many checks the batch holds
+if checks == 1 and #KEYS == 1 and ARGV[3] == '1' then
+  -- One check whose one key is a window counter (the word after its deadline, its count of window
+  -- counters, is 1): the loop's steps below, none of the batch's tables.
+  local deadline = tonumber(arg())    -- the check is applied only before this ms (server clock)
+  argc = argc + 2                     -- its counts of window counters (1) and credit counters (0)
+  local key = key()                   -- the counter: newest sub-bucket, then units per ring slot
+  local limit = tonumber(arg())       -- units per window
+  local window = tonumber(arg())      -- window length (ms)
+  local cost = tonumber(arg())        -- units this check counts
+  if now >= deadline then return { 0, now } end
+  local c
+  ${at(1, READ_COUNTER)}
+  c[LIMIT], c[COST] = limit, cost
+  local fit = c[TOTAL] + cost <= limit
+  ${at(1, COUNT)}
+  if consumed then
+    ${at(2, WRITE)}
+  end
+  return { 1, allowed, limit - total, reset, now }
+end
+` + CREDIT_HELPERS + `
 -- The window counters this batch read, by key, kept up to date as its checks consume, when it holds
 -- more than one.
 local counters = #KEYS > 1 and {} or nil
@@ -184,8 +296,6 @@ local counters = #KEYS > 1 and {} or nil
 local writes = {}
 local balance, save, flush            -- the credit helpers, built at the batch's first credit counter
 local out, n_out = {}, 0
-
-local checks = tonumber(arg())        -- how many checks the batch holds
 -- One check's window counters and balances, the lists reused from check to check.
 local windows, credits = {}, {}
 for _ = 1, checks do
@@ -201,33 +311,10 @@ for _ = 1, checks do
     local window = tonumber(arg())    -- window length (ms)
     local cost = tonumber(arg())      -- units this check counts
     if due then
-      -- The counter at now (one clock for the whole script): the batch's copy, or read and moved to now.
+      -- The counter at now: the batch's copy, or read and moved to now.
       local c = counters and counters[key]
       if not c or c[WINDOW] ~= window then
-        local q = floor(now * B / window)
-        local held = redis.call('GET', key)
-        if not held then
-          c = { ${perSlot(() => "0")}, q, 0, window, true, key, 0, 0, false }
-        else
-          -- A value it cannot read is an error (fails closed), never an empty counter: whole units
-          -- (every slot's fraction summed), no more than any limit, a sub-bucket within a Date's range.
-          if #held ~= BYTES then error({ err = UNREADABLE }) end
-          local head, ${perSlot((u) => u)} = unpack_counter(LAYOUT, held)
-          local total = ${perSlot((u) => u, " + ")}
-          if not (min(${perSlot((u) => u)}) >= 0 and ${perSlot((u) => `${u} % 1`, " + ")} == 0
-            and total <= MAX_LIMIT and head >= 0 and head % 1 == 0 and head * window <= MAX_MS * B) then
-            error({ err = UNREADABLE })
-          end
-          c = { ${perSlot((u) => u)}, head, total, window, false, key, 0, 0, false }
-          if q > head then
-            -- Its newest sub-bucket moved: the sub-buckets that left every window are emptied.
-            for h = head + 1, min(q, head + SLOTS) do
-              local s = h % SLOTS + 1
-              total, c[s] = total - c[s], 0
-            end
-            c[HEAD], c[TOTAL], c[MOVED] = q, total, true
-          end
-        end
+        ${at(4, READ_COUNTER)}
         if counters then counters[key] = c end
       end
       c[LIMIT], c[COST] = limit, cost
@@ -259,33 +346,8 @@ for _ = 1, checks do
     out[n_out] = 1
     for i = 1, n_windows do
       local c = windows[i]
-      local cost = c[COST]
-      local consumed = fit and cost > 0
-      if consumed then
-        local s = c[HEAD] % SLOTS + 1
-        c[s], c[TOTAL] = c[s] + cost, c[TOTAL] + cost
-        if not c[DIRTY] then c[DIRTY], writes[#writes + 1] = true, c end
-      end
-      -- Its answer at its moment (a clock that stepped back counts at the start of the newest sub-bucket).
-      local head, total, window, limit = c[HEAD], c[TOTAL], c[WINDOW], c[LIMIT]
-      local at = max(now, ceil(head * window / B))
-      local allowed, reset = 0, window
-      if consumed or total + cost <= limit then
-        allowed, reset = 1, 0
-        if total > 0 then
-          -- Room again when its oldest sub-bucket with units leaves the window.
-          for q = head - B, head do
-            if c[q % SLOTS + 1] > 0 then reset = ${leaves("q", "window")} - at break end
-          end
-        end
-      elseif cost <= limit then
-        -- Room again when enough of its oldest units have left the window.
-        local freed = 0
-        for q = head - B, head do
-          freed = freed + c[q % SLOTS + 1]
-          if freed >= total + cost - limit then reset = ${leaves("q", "window")} - at break end
-        end
-      end
+      ${at(3, COUNT)}
+      if consumed and not c[DIRTY] then c[DIRTY], writes[#writes + 1] = true, c end
       out[n_out + 1], out[n_out + 2], out[n_out + 3] = allowed, limit - total, reset
       n_out = n_out + 3
     end
@@ -303,17 +365,7 @@ end
 -- Every check decided: the writes.
 for i = 1, #writes do
   local c = writes[i]
-  local head = c[HEAD]
-  if c[MOVED] then
-    -- Written whole; expires when its newest sub-bucket leaves every window.
-    local ttl = ${leaves("head", "c[WINDOW]")} - now
-    if ttl < 1 then ttl = 1 end
-    redis.call('SET', c[KEY], pack(LAYOUT, head, unpack(c, 1, SLOTS)), 'PX', ttl)
-  else
-    -- Only its newest slot changed (8 bytes at the slot's offset).
-    local s = head % SLOTS
-    redis.call('SETRANGE', c[KEY], 8 * (s + 1), pack('<d', c[s + 1]))
-  end
+  ${at(1, WRITE)}
 end
 if flush then flush() end
 out[n_out + 1] = now

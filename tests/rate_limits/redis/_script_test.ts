@@ -49,35 +49,71 @@ describe("the Redis scripts", () => {
     }
   });
 
+  /** The check script's window part (after its clock and readers) and its batch loop (after the credit helpers). */
+  const windows = CHECK_SCRIPT.slice(CHECK_SCRIPT.indexOf("local B = "));
+  const [single, batch] = windows.split(
+    CREDIT_LUA.slice(CREDIT_LUA.indexOf("-- The credit helpers")),
+  );
+
   it("a check reads and writes each window counter once: one GET (none when its batch read it), and when it consumes one SETRANGE of its newest slot (a SET when its newest sub-bucket moved), after every check is decided", () => {
-    const windows = CHECK_SCRIPT.slice(CREDIT_LUA.length);
-    const calls = [...windows.matchAll(/redis\.call\('(\w+)', (c\[KEY\]|key)/g)].map((m) => m[1]);
-    assert.deepEqual(calls, ["GET", "SET", "SETRANGE"]);
-    // The writes (counters, then balances) follow the loop over the checks.
-    const decided = windows.indexOf("-- Every check decided: the writes.");
-    assert.ok(decided > windows.lastIndexOf("n_out = n_out + 3"));
-    assert.ok(windows.indexOf("'SET'") > decided && windows.indexOf("flush()") > decided);
+    assert.ok(single !== undefined && batch !== undefined, "the credit helpers stand between them");
+    for (const part of [single, batch]) {
+      const calls = [...part.matchAll(/redis\.call\('(\w+)', (c\[KEY\]|key)/g)].map((m) => m[1]);
+      assert.deepEqual(calls, ["GET", "SET", "SETRANGE"]);
+      // The two writes are the branches of one if: the whole value with PX when the expiry moves,
+      // else the newest slot's 8 bytes (the expiry kept).
+      assert.match(
+        part,
+        /if c\[MOVED\] then[^]*'SET', c\[KEY\], pack\(LAYOUT, head, unpack\(c, 1, SLOTS\)\), 'PX', ttl\)[^]*else[^]*redis\.call\('SETRANGE', c\[KEY\], 8 \* \(s \+ 1\), pack\('<d', c\[s \+ 1\]\)\)\s+end/,
+      );
+      // A counter is packed, not text: read by one struct.unpack, written by one struct.pack.
+      assert.doesNotMatch(part, /match\(|format\(/);
+      assert.equal(part.match(/unpack_counter\(LAYOUT, held\)/g)?.length, 1);
+      assert.equal(part.match(/pack\(LAYOUT, /g)?.length, 1);
+    }
+    // A batch's writes (counters, then balances) follow the loop over the checks.
+    const decided = batch.indexOf("-- Every check decided: the writes.");
+    assert.ok(decided > batch.lastIndexOf("n_out = n_out + 3"));
+    assert.ok(batch.indexOf("'SET'") > decided && batch.indexOf("flush()") > decided);
     assert.equal(CREDIT_LUA.match(/'HSET'/g)?.length, 1);
     assert.ok(CREDIT_LUA.indexOf("'HSET'") > CREDIT_LUA.indexOf("local function flush()"));
-    // The two writes are the branches of one if: the whole value with PX when the expiry moves, else
-    // the newest slot's 8 bytes (the expiry kept).
-    assert.match(
-      windows,
-      /if c\[MOVED\] then[^]*'SET', c\[KEY\], pack\(LAYOUT, head, unpack\(c, 1, SLOTS\)\), 'PX', ttl\)[^]*else[^]*redis\.call\('SETRANGE', c\[KEY\], 8 \* \(s \+ 1\), pack\('<d', c\[s \+ 1\]\)\)\s+end/,
-    );
     // The batch's copy is looked up before the GET.
-    assert.ok(windows.indexOf("counters[key]") < windows.indexOf("redis.call('GET', key)"));
+    assert.ok(batch.indexOf("counters[key]") < batch.indexOf("redis.call('GET', key)"));
     assert.doesNotMatch(CHECK_SCRIPT, /LRANGE|RPUSH|LTRIM/);
-    // A counter is packed, not text: read by one struct.unpack, written by one struct.pack.
-    assert.doesNotMatch(windows, /match\(|format\(/);
-    assert.equal(windows.match(/unpack_counter\(LAYOUT, held\)/g)?.length, 1);
-    assert.equal(windows.match(/pack\(LAYOUT, /g)?.length, 1);
+  });
+
+  it("one check of one window counter takes the batch's steps, written once, before any table of the batch or credit helper is built", () => {
+    // Its steps are the batch loop's, line for line (the same fragments, indented where they stand).
+    const steps = (part: string) =>
+      part.split("\n").map((line) => line.replace(/\s+-- .*$/, "").trim()).filter((line) =>
+        line !== "" && !line.startsWith("--") && !/= (tonumber\()?(arg|key)\(\)/.test(line)
+      );
+    const lines = steps(batch);
+    let from = 0;
+    const path = single.slice(single.indexOf("local c\n"), single.indexOf("return { 1,"));
+    for (const line of steps(path)) {
+      if (
+        ["local c", "local fit = c[TOTAL] + cost <= limit", "if consumed then", "end"].includes(
+          line,
+        )
+      ) continue;
+      const found = lines.indexOf(line, from);
+      assert.ok(found >= 0, `the batch loop takes the step ${line}`);
+      from = found + 1;
+    }
+    // It answers as the batch does: 1, allowed, remaining, reset, then the time (0 and the time when late).
+    assert.match(single, /if now >= deadline then return \{ 0, now \} end/);
+    assert.match(single, /return \{ 1, allowed, limit - total, reset, now \}\s+end\s*$/);
+    const code = steps(single.slice(single.indexOf("local checks = "))).join("\n");
+    assert.doesNotMatch(code, /\b(out|writes|counters|windows|credits)\b|credit_helpers\(/);
+    // Taken only for one check whose one key is a window counter (the word after its deadline: 1).
+    assert.match(single, /if checks == 1 and #KEYS == 1 and ARGV\[3\] == '1' then/);
   });
 
   it("builds the credit helpers only for a batch with a credit counter, once", () => {
-    const windows = CHECK_SCRIPT.slice(CREDIT_LUA.length);
-    const builds = windows.split("\n").filter((line) => line.includes("credit_helpers()"));
+    const builds = CHECK_SCRIPT.split("\n").filter((line) => line.includes("credit_helpers()"));
     assert.deepEqual(builds, [
+      "local function credit_helpers()",
       "  if due and n_credits > 0 and balance == nil then balance, save, _, flush = credit_helpers() end",
     ]);
     // Nothing of the credit helpers is a closure of the script's own body.
