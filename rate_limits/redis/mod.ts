@@ -396,6 +396,8 @@ export function createRedisRateLimitStore(
     c.slot === undefined
       ? `${prefix}{${c.subject}}:${c.name}:c`
       : `${prefix}{${c.slot}}:${c.subject}:${c.name}:c`;
+  const windowKey = (w: WindowCounter) =>
+    `${prefix}{${w.slot ?? w.subject}}:${w.subject}:${w.name}:${w.windowMs}:w`;
   const creditArgs = (c: CreditCounter) =>
     [c.initial, c.initialAt ?? "", ...refillParams(c.refill)].map(String);
 
@@ -524,15 +526,24 @@ export function createRedisRateLimitStore(
 
   /**
    * One `EVALSHA` for the batch, its words built in one list (every key, then the inputs); a
-   * check of window counters only is sent without a split.
+   * check of window counters only is sent without a split, and one check of one window counter
+   * (most checks) in four words (its deadline, limit, window and cost).
    */
   const checkBatch = (checks: readonly StoreCheck[]): Promise<StoreBatchAnswer> => {
     if (checks.length === 0) return Promise.resolve({ results: [] });
     if (!clock.known) return knowClock().then(() => checkBatch(checks));
     const sentAt = clock.now();
+    let split: (ReturnType<typeof byKind> | undefined)[] | undefined;
+    const read = (reply: unknown) => answersOf(checks, split, observed(reply, sentAt));
+    const { counters, deadline } = checks[0];
+    const w = checks.length === 1 && counters.length === 1 ? counters[0] : undefined;
+    if (w?.kind === "window") {
+      const at = onServer(deadline, sentAt);
+      const words = ["", "", "1", windowKey(w), at, `${w.limit}`, `${w.windowMs}`, `${w.cost}`];
+      return run(CHECK_SCRIPT, words, sentAt, read);
+    }
     // The verb and script (set when sent), the number of keys (one per counter), the keys.
     const words = ["", "", ""];
-    let split: (ReturnType<typeof byKind> | undefined)[] | undefined;
     for (let q = 0; q < checks.length; q++) {
       const counters = checks[q].counters;
       let windowsOnly = true;
@@ -541,10 +552,7 @@ export function createRedisRateLimitStore(
       }
       const kinds = windowsOnly ? undefined : byKind(counters);
       const windows = kinds === undefined ? counters as readonly WindowCounter[] : kinds.windows;
-      for (let c = 0; c < windows.length; c++) {
-        const w = windows[c];
-        words.push(`${prefix}{${w.slot ?? w.subject}}:${w.subject}:${w.name}:${w.windowMs}:w`);
-      }
+      for (let c = 0; c < windows.length; c++) words.push(windowKey(windows[c]));
       if (kinds === undefined) continue;
       (split ??= new Array(checks.length))[q] = kinds;
       for (const c of kinds.credits) words.push(creditKey(c));
@@ -564,12 +572,7 @@ export function createRedisRateLimitStore(
       if (kinds === undefined) continue;
       for (const c of kinds.credits) words.push(String(c.cost), ...creditArgs(c));
     }
-    return run(
-      CHECK_SCRIPT,
-      words,
-      sentAt,
-      (reply) => answersOf(checks, split, observed(reply, sentAt)),
-    );
+    return run(CHECK_SCRIPT, words, sentAt, read);
   };
 
   answersWellFormed(checkBatch); // the limiter does not check its answers again

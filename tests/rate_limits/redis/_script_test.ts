@@ -104,10 +104,11 @@ describe("the Redis scripts", () => {
     // It answers as the batch does: 1, allowed, remaining, reset, then the time (0 and the time when late).
     assert.match(single, /if now >= deadline then return \{ 0, now \} end/);
     assert.match(single, /return \{ 1, allowed, limit - total, reset, now \}\s+end\s*$/);
-    const code = steps(single.slice(single.indexOf("local checks = "))).join("\n");
+    const code = steps(single.slice(single.indexOf("if #KEYS == 1"))).join("\n");
     assert.doesNotMatch(code, /\b(out|writes|counters|windows|credits)\b|credit_helpers\(/);
-    // Taken only for one check whose one key is a window counter (the word after its deadline: 1).
-    assert.match(single, /if checks == 1 and #KEYS == 1 and ARGV\[3\] == '1' then/);
+    // Taken only for one check of one window counter in its four words (a batch of one key has 7 or more).
+    assert.match(single, /if #KEYS == 1 and #ARGV == 4 then/);
+    assert.match(batch, /^\s*local checks = tonumber\(arg\(\)\)/m);
   });
 
   it("builds the credit helpers only for a batch with a credit counter, once", () => {

@@ -107,7 +107,7 @@ describe("createRedisRateLimitStore", () => {
     const server = { ahead: SERVER_AHEAD };
     // `ready()`'s check (a window counter), its deadline passed, is not applied (as the script's).
     const { client, calls } = fakeClient(
-      ({ keys, arguments: [, deadline] }) =>
+      ({ keys, arguments: [deadline] }) =>
         keys[0].endsWith(":w") && Number(deadline) <= Date.now() + server.ahead
           ? [0]
           : [1, 1, 4, 1_000],
@@ -118,7 +118,7 @@ describe("createRedisRateLimitStore", () => {
     /** Each call resolves to the deadline it sent. */
     const check = async (deadline: number) => {
       await store.checkBatch([{ counters: counters.slice(0, 1), deadline }]);
-      return Number(calls.at(-1)!.call.arguments[1]);
+      return Number(calls.at(-1)!.call.arguments[0]);
     };
     const change = async (deadline: number) => {
       await store.changeCredits(credit, { add: 1 }, deadline);
@@ -166,8 +166,8 @@ describe("createRedisRateLimitStore", () => {
     assert.equal(sent[3][1], CHECK_SCRIPT);
     assert.match(sent[4][1], /^[0-9a-f]{40}$/);
     assert.deepEqual(sent[4].slice(2, 4), ["1", "t:{s}:s:a:1000:w"]);
-    assert.deepEqual(sent[4].slice(4, 6), ["1", calls[2].call.arguments[1]]);
-    assert.deepEqual(sent[4].slice(6), ["1", "0", "5", "1000", "1"]);
+    // One check of one window counter in four words: its deadline, limit, window and cost.
+    assert.deepEqual(sent[4].slice(4), [calls[2].call.arguments[0], "5", "1000", "1"]);
     // No client-side timer per command (node-redis 6 arms one by default): the door bounds each call.
     assert.equal(options.length, sent.length);
     for (const o of options) assert.deepEqual(o, { timeout: undefined });
@@ -327,9 +327,9 @@ describe("createRedisRateLimitStore", () => {
     const { keys, arguments: args } = calls[3].call;
     assert.equal(keys.length, 1);
     assert.ok(keys[0].startsWith("t:{"), keys[0]);
-    // One check, its deadline before the server's time now.
-    assert.equal(args[0], "1");
-    assert.ok(Number(args[1]) < Date.now() + SERVER_AHEAD - 1_000, args[1]);
+    // One check of one window counter (four words), its deadline before the server's time now.
+    assert.equal(args.length, 4);
+    assert.ok(Number(args[0]) < Date.now() + SERVER_AHEAD - 1_000, args[0]);
     const applied = fakeClient(() => [1, 1, 0, 0]).client;
     await assert.rejects(createRedisRateLimitStore({ client: applied }).ready(), TypeError);
   });
