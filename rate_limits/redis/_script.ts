@@ -141,7 +141,8 @@ const perSlot = (what: (u: string) => string, separator = ", ") =>
 const leaves = (q: string, window: string) => `ceil((${q} + SLOTS) * ${window} / B)`;
 
 /** `lua` with each line after the first indented by `depth` levels (a fragment placed in a block). */
-const at = (depth: number, lua: string) => lua.trim().replaceAll("\n", "\n" + "  ".repeat(depth));
+const indented = (depth: number, lua: string) =>
+  lua.trim().replaceAll("\n", "\n" + "  ".repeat(depth));
 
 /*
  * The steps of one window counter, each written once and placed both in the
@@ -278,12 +279,12 @@ if #KEYS == 1 and #ARGV == 4 then
   local cost = tonumber(arg())        -- units this check counts
   if now >= deadline then return { 0, now } end
   local c
-  ${at(1, READ_COUNTER)}
+  ${indented(1, READ_COUNTER)}
   c[LIMIT], c[COST] = limit, cost
   local fit = c[TOTAL] + cost <= limit
-  ${at(1, COUNT)}
+  ${indented(1, COUNT)}
   if consumed then
-    ${at(2, WRITE)}
+    ${indented(2, WRITE)}
   end
   return { 1, allowed, limit - total, reset, now }
 end
@@ -314,7 +315,7 @@ for _ = 1, checks do
       -- The counter at now: the batch's copy, or read and moved to now.
       local c = counters and counters[key]
       if not c or c[WINDOW] ~= window then
-        ${at(4, READ_COUNTER)}
+        ${indented(4, READ_COUNTER)}
         if counters then counters[key] = c end
       end
       c[LIMIT], c[COST] = limit, cost
@@ -346,7 +347,7 @@ for _ = 1, checks do
     out[n_out] = 1
     for i = 1, n_windows do
       local c = windows[i]
-      ${at(3, COUNT)}
+      ${indented(3, COUNT)}
       if consumed and not c[DIRTY] then c[DIRTY], writes[#writes + 1] = true, c end
       out[n_out + 1], out[n_out + 2], out[n_out + 3] = allowed, limit - total, reset
       n_out = n_out + 3
@@ -365,7 +366,7 @@ end
 -- Every check decided: the writes.
 for i = 1, #writes do
   local c = writes[i]
-  ${at(1, WRITE)}
+  ${indented(1, WRITE)}
 end
 if flush then flush() end
 out[n_out + 1] = now
