@@ -58,6 +58,7 @@ export const MIGRATION_OF: Readonly<Record<string, readonly string[]>> = {
     "0015_rate_limit_buckets",
     "0024_function_keyed_plans",
     "0031_rate_limit_unreadable_rows",
+    "0034_rate_limit_rows_created_at_now",
   ],
   rate_limit_bucket_check: [
     "0019_rate_limit_bucket_check",
@@ -70,6 +71,7 @@ export const MIGRATION_OF: Readonly<Record<string, readonly string[]>> = {
     "0021_rate_limit_credit_check",
     "0024_function_keyed_plans",
     "0031_rate_limit_unreadable_rows",
+    "0034_rate_limit_rows_created_at_now",
   ],
   api_key_audit_append: ["0017_api_key_audit"],
   // indexes

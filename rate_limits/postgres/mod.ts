@@ -20,8 +20,10 @@
  * and for `changeCredits` `{ anchor: true }`, `0025_credit_change_anchor` and
  * `0026_credit_change_anchor_clock`, for its balance before
  * `0027_credit_change_balance_before`, to fail a check on a corrupt window row
- * `0031_rate_limit_unreadable_rows`, and for that count in place
- * `0033_rate_limit_check_in_place`: without them `ready()` logs one line
+ * `0031_rate_limit_unreadable_rows`, for that count in place
+ * `0033_rate_limit_check_in_place`, and for a batch's and a credit check's
+ * new rows counted HOT `0034_rate_limit_rows_created_at_now`: without them
+ * `ready()` logs one line
  * naming them, and start-up goes on), and
  * a `pg` pool or client (an optional peer) from the caller, whose role holds `SELECT`,
  * `INSERT`, `UPDATE` and `DELETE` on `rate_limit_buckets` and all but `DELETE` on
@@ -231,6 +233,8 @@ const BEFORE_MIGRATION = "0027_credit_change_balance_before";
 const UNREADABLE_MIGRATION = "0031_rate_limit_unreadable_rows";
 /** The migration whose `rate_limit_bucket_check` counts one counter in place (named in its body). */
 const IN_PLACE_MIGRATION = "0033_rate_limit_check_in_place";
+/** The migration whose batch and credit check create a missing row at now's sub-bucket (named in their bodies). */
+const ROWS_AT_NOW_MIGRATION = "0034_rate_limit_rows_created_at_now";
 /** The versions of `credit_change_before` from 0025 on, in order: each has the earlier ones' fixes. */
 const CHANGE_VERSIONS = [ANCHOR_MIGRATION, ANCHOR_CLOCK_MIGRATION, BEFORE_MIGRATION];
 /** Whether a `READY_SQL` row of `credit_change_before` is `migration`'s version or a later one. */
@@ -319,6 +323,12 @@ const UPGRADES: [string, string[], (row: Record<string, unknown>) => boolean, st
     (row) => row.in_place === true,
     "an allowed check of one counter reads its row, locks it and reads it again before writing it",
   ],
+  [
+    ROWS_AT_NOW_MIGRATION,
+    ["rate_limit_bucket_batch", "rate_limit_credit_check"],
+    (row) => row.rows_at_now === true,
+    "a new counter's row is written twice with its indexed columns changed (an index entry more)",
+  ],
 ];
 /**
  * The schemas of the caller's `search_path` as set (`path`: `ns`, in the order `i`), with the ones
@@ -349,6 +359,7 @@ const READY_SQL = `WITH ${SEARCH_PATH_SQL}, f AS (SELECT p.*, rank() OVER (PARTI
   "coalesce('enable_seqscan=off' = ANY (proconfig), false) AS keyed_plans, " +
   `strpos(prosrc, '${UNREADABLE_STATE}') > 0 AS unreadable_state, ` +
   `strpos(prosrc, '${IN_PLACE_MIGRATION}') > 0 AS in_place, ` +
+  `strpos(prosrc, '${ROWS_AT_NOW_MIGRATION}') > 0 AS rows_at_now, ` +
   "has_schema_privilege(pronamespace, 'USAGE') AS usable, pronamespace::regnamespace::text " +
   "AS schema, has_function_privilege(oid, 'EXECUTE') AS executable, format('%s.%I(%s)', " +
   "pronamespace::regnamespace, proname, oidvectortypes(proargtypes)) AS signature, " +

@@ -942,6 +942,83 @@ if (DATABASE_URL) {
       });
     });
 
+    it("rate_limit_bucket_batch and rate_limit_credit_check create a missing window row at now's sub-bucket: the update counting it is HOT (its indexed columns as inserted), one row or several", async () => {
+      await onMigratedSchema("rowsatnow", async ({ admin }) => {
+        // A sub-bucket of a day: each call below falls in one.
+        const windowMs = 10 * 86_400_000;
+        /** The table's counts of one statement (in a transaction: none reported yet), with its answers. */
+        const counted = async (text: string, values: unknown[]) => {
+          const counts = async (): Promise<Record<string, number>> =>
+            (await admin.query(
+              "SELECT n_tup_ins::int AS inserted, n_tup_upd::int AS updated, " +
+                "n_tup_hot_upd::int AS hot FROM pg_stat_xact_user_tables " +
+                "WHERE relid = 'rate_limit_buckets'::regclass",
+            )).rows[0];
+          await admin.query("BEGIN");
+          try {
+            const before = await counts();
+            const { rows } = await admin.query(text, values);
+            const after = await counts();
+            const of = Object.keys(after).map((name) => [name, after[name] - before[name]]);
+            return { allowed: rows.map((row) => row.allowed), ...Object.fromEntries(of) };
+          } finally {
+            await admin.query("COMMIT");
+          }
+        };
+        const batch = (names: string[]) => {
+          const subject = freshSubject("rows-at-now-batch");
+          const n = names.length;
+          return counted(
+            "SELECT allowed FROM rate_limit_bucket_batch($1, $2, $3, $4, $5, $6, $7, $8, $9, " +
+              "'{}', '{}', '{}', '{}', '{}', '{}', '{}', '{}', '{}')",
+            [
+              [Date.now() + 30_000],
+              [n],
+              [0],
+              names.map(() => subject),
+              names,
+              names.map(() => windowMs),
+              names.map((_, i) => i + 1),
+              names.map(() => 3),
+              names.map(() => 1),
+            ],
+          );
+        };
+        const credit = (names: string[]) => {
+          const subject = freshSubject("rows-at-now-credit");
+          return counted(
+            "SELECT allowed FROM rate_limit_credit_check($1, $2, $3, $4, $5, $6, ARRAY[$7::text], " +
+              "ARRAY['c'], ARRAY[10::bigint], ARRAY[NULL::bigint], ARRAY[0::bigint], " +
+              "ARRAY[0::bigint], ARRAY[0], ARRAY[1::bigint])",
+            [
+              Date.now() + 30_000,
+              names.map(() => subject),
+              names,
+              names.map(() => windowMs),
+              names.map(() => 3),
+              names.map(() => 1),
+              subject,
+            ],
+          );
+        };
+        for (const call of [batch, credit]) {
+          for (const names of [["w"], ["a", "b"]]) {
+            const n = names.length;
+            assert.deepEqual(
+              await call(names),
+              {
+                allowed: Array(n + (call === credit ? 1 : 0)).fill(true),
+                inserted: n,
+                updated: n,
+                hot: n,
+              },
+              `${call === batch ? "rate_limit_bucket_batch" : "rate_limit_credit_check"} of ${n}`,
+            );
+          }
+        }
+      });
+    });
+
     it("rate_limit_bucket_check of one counter from 8 connections at once, each check its own statement: exactly the limit allowed, the row holding exactly those units (a count in place matches only the row as its check read it)", async () => {
       const clients = Array.from(
         { length: 8 },
@@ -1315,7 +1392,7 @@ if (DATABASE_URL) {
       }
     });
 
-    it("ready() on a schema migrated up to 0022: starts, and logs once through the limiter's logger that 0023, 0024, 0025, 0026, 0027, 0031 and 0033 are missing; then only 0024 to 0027, 0031 and 0033; then only 0025 to 0027, 0031 and 0033 (a balance kept across a rule change refused naming 0025); then only 0026, 0027 and 0031; then only 0027 (a credit change answers no balance before) and 0031; then only 0031 (a corrupt window row counted as none); then only 0033 (a locked read per allowed check of one counter); then nothing", async () => {
+    it("ready() on a schema migrated up to 0022: starts, and logs once through the limiter's logger that 0023, 0024, 0025, 0026, 0027, 0031, 0033 and 0034 are missing; then only 0024 to 0027, 0031 and 0033; then only 0025 to 0027, 0031 and 0033 (a balance kept across a rule change refused naming 0025); then only 0026, 0027 and 0031; then only 0027 (a credit change answers no balance before) and 0031; then only 0031 (a corrupt window row counted as none); then only 0033 (a locked read per allowed check of one counter); then only 0034 (a new counter's row written twice by a batch or a credit check); then nothing", async () => {
       const schema = `ready_${crypto.randomUUID().replaceAll("-", "")}`;
       const admin = new pg.Client({ connectionString: DATABASE_URL });
       await admin.connect();
@@ -1362,6 +1439,10 @@ if (DATABASE_URL) {
         assert.match(
           up22[0],
           /prisma\/migrations\/0031_rate_limit_unreadable_rows\/migration\.sql/,
+        );
+        assert.match(
+          up22[0],
+          /prisma\/migrations\/0034_rate_limit_rows_created_at_now\/migration\.sql/,
         );
         // Called on the store itself: its own logger, once.
         const own: string[] = [];
@@ -1438,6 +1519,13 @@ if (DATABASE_URL) {
           /lack 0033_rate_limit_check_in_place \(rate_limit_bucket_check: an allowed check of one counter reads its row, locks it and reads it again .*prisma\/migrations\/0033_rate_limit_check_in_place\/migration\.sql/,
         );
         await apply("0033_rate_limit_check_in_place");
+        const up33 = await linesOfReady();
+        assert.equal(up33.length, 1, up33.join("\n"));
+        assert.match(
+          up33[0],
+          /lack 0034_rate_limit_rows_created_at_now \(rate_limit_bucket_batch, rate_limit_credit_check: a new counter's row is written twice .*prisma\/migrations\/0034_rate_limit_rows_created_at_now\/migration\.sql/,
+        );
+        await apply("0034_rate_limit_rows_created_at_now");
         assert.deepEqual(await linesOfReady(), []);
         const set = await store.changeCredits(credit, { set: 2 }, Date.now() + 30_000);
         assert.deepEqual(set, { allowed: true, remaining: 2, resetMs: -1, before: 6 });
