@@ -80,6 +80,32 @@ async function applyMigration(client: pg.Client, name: string): Promise<void> {
 }
 
 /**
+ * One statement run by `admin` in a transaction of its own: its rows, and what it did to
+ * `rate_limit_buckets` (index scans, rows inserted, updated and updated HOT), read from the
+ * counters the transaction has not reported yet.
+ */
+async function bucketWork(admin: pg.Client, text: string, values: unknown[]) {
+  const counts = async (): Promise<Record<string, number>> =>
+    (await admin.query(
+      "SELECT idx_scan::int AS scans, n_tup_ins::int AS inserted, n_tup_upd::int AS updated, " +
+        "n_tup_hot_upd::int AS hot FROM pg_stat_xact_user_tables " +
+        "WHERE relid = 'rate_limit_buckets'::regclass",
+    )).rows[0];
+  await admin.query("BEGIN");
+  try {
+    const before = await counts();
+    const { rows } = await admin.query(text, values);
+    const after = await counts();
+    const work = Object.fromEntries(
+      Object.keys(after).map((name) => [name, after[name] - before[name]]),
+    );
+    return { rows, work };
+  } finally {
+    await admin.query("COMMIT");
+  }
+}
+
+/**
  * Runs `body` with `admin` on a fresh migrated schema (`migratedSchema`), and a store and a
  * limiter (`onStoreError` "open", silent) on a pool of one connection to it; then drops it.
  */
@@ -893,30 +919,16 @@ if (DATABASE_URL) {
         const subject = freshSubject("inplace");
         // A sub-bucket of a day: the checks below all fall in one.
         const windowMs = 10 * 86_400_000;
-        /** The table's counts this session has not reported yet (none are, inside a transaction). */
-        const counts = async (): Promise<Record<string, number>> =>
-          (await admin.query(
-            "SELECT idx_scan::int AS scans, n_tup_ins::int AS inserted, n_tup_upd::int AS " +
-              "updated, n_tup_hot_upd::int AS hot FROM pg_stat_xact_user_tables " +
-              "WHERE relid = 'rate_limit_buckets'::regclass",
-          )).rows[0];
-        /** One check of cost 1 against a limit of 3, in a transaction, and the table's counts of it. */
+        /** One check of cost 1 against a limit of 3, and the table's counts of it. */
         const checked = async () => {
-          await admin.query("BEGIN");
-          try {
-            const before = await counts();
-            const { rows: [answer] } = await admin.query(
-              "SELECT allowed, remaining::float8 AS remaining FROM rate_limit_bucket_check(" +
-                "$1::bigint, ARRAY[$2::text], ARRAY['w'], ARRAY[$3::bigint], ARRAY[3::bigint], " +
-                "ARRAY[1::bigint])",
-              [Date.now() + 30_000, subject, windowMs],
-            );
-            const after = await counts();
-            const of = Object.keys(after).map((name) => [name, after[name] - before[name]]);
-            return { ...answer, ...Object.fromEntries(of) };
-          } finally {
-            await admin.query("COMMIT");
-          }
+          const { rows: [answer], work } = await bucketWork(
+            admin,
+            "SELECT allowed, remaining::float8 AS remaining FROM rate_limit_bucket_check(" +
+              "$1::bigint, ARRAY[$2::text], ARRAY['w'], ARRAY[$3::bigint], ARRAY[3::bigint], " +
+              "ARRAY[1::bigint])",
+            [Date.now() + 30_000, subject, windowMs],
+          );
+          return { ...answer, ...work };
         };
         const first = await checked();
         assert.deepEqual(
@@ -946,24 +958,10 @@ if (DATABASE_URL) {
       await onMigratedSchema("rowsatnow", async ({ admin }) => {
         // A sub-bucket of a day: each call below falls in one.
         const windowMs = 10 * 86_400_000;
-        /** The table's counts of one statement (in a transaction: none reported yet), with its answers. */
+        /** One statement's answers and its rows inserted, updated and updated HOT. */
         const counted = async (text: string, values: unknown[]) => {
-          const counts = async (): Promise<Record<string, number>> =>
-            (await admin.query(
-              "SELECT n_tup_ins::int AS inserted, n_tup_upd::int AS updated, " +
-                "n_tup_hot_upd::int AS hot FROM pg_stat_xact_user_tables " +
-                "WHERE relid = 'rate_limit_buckets'::regclass",
-            )).rows[0];
-          await admin.query("BEGIN");
-          try {
-            const before = await counts();
-            const { rows } = await admin.query(text, values);
-            const after = await counts();
-            const of = Object.keys(after).map((name) => [name, after[name] - before[name]]);
-            return { allowed: rows.map((row) => row.allowed), ...Object.fromEntries(of) };
-          } finally {
-            await admin.query("COMMIT");
-          }
+          const { rows, work: { inserted, updated, hot } } = await bucketWork(admin, text, values);
+          return { allowed: rows.map((row) => row.allowed), inserted, updated, hot };
         };
         const batch = (names: string[]) => {
           const subject = freshSubject("rows-at-now-batch");
