@@ -103,16 +103,23 @@ export function storeFault(storeName: string, error: unknown): TypeError {
   });
 }
 
-/** What is wrong with `answer` as the answers of `n` counters (`undefined`: nothing). */
+/** The problem of a reply that throws as it is read (a getter, a proxy): never thrown on. */
+const unreadable = (error: unknown) => `it throws as it is read: ${causeOf(error)}`;
+
+/** What is wrong with `answer` as the answers of `n` counters (`undefined`: nothing); never throws. */
 function counterProblem(answer: unknown, n: number): string | undefined {
-  if (!Array.isArray(answer) || answer.length !== n) return `not a list of ${n} counter answers`;
-  for (const r of answer) {
-    if (
-      typeof r !== "object" || r === null || typeof r.allowed !== "boolean" ||
-      !Number.isFinite(r.remaining) || !Number.isFinite(r.resetMs)
-    ) return "a counter answer is not { allowed, remaining, resetMs }";
+  try {
+    if (!Array.isArray(answer) || answer.length !== n) return `not a list of ${n} counter answers`;
+    for (const r of answer) {
+      if (
+        typeof r !== "object" || r === null || typeof r.allowed !== "boolean" ||
+        !Number.isFinite(r.remaining) || !Number.isFinite(r.resetMs)
+      ) return "a counter answer is not { allowed, remaining, resetMs }";
+    }
+    return undefined;
+  } catch (error) {
+    return unreadable(error);
   }
-  return undefined;
 }
 
 /** A `TypeError` for a malformed reply of `storeName`. */
@@ -425,6 +432,10 @@ export function createStoreDoor(
       (answer) => {
         try {
           failed = deliver(batch, answer);
+        } catch (error) { // its `results` throw as they are read: the batch is answered now
+          const fault = malformed(storeName, unreadable(error));
+          for (const entry of batch) fail(entry, fault);
+          failed = errorNameOf(fault);
         } finally {
           settled();
         }

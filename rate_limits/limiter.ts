@@ -934,7 +934,8 @@ export function createRateLimiter(options: RateLimiterOptions = {}): RateLimiter
     if (subjects !== undefined && subjects.length !== compiled.length) {
       throw new TypeError("subjects must name one subject per policy");
     }
-    subjects?.forEach(assertSubject);
+    // An index loop, not `forEach`: a hole is no subject (skipped, it would count every check apart).
+    for (let i = 0; i < (subjects?.length ?? 0); i++) assertSubject(subjects![i]);
     const slot = checkOptions.slot === undefined ? undefined : assertSubject(checkOptions.slot);
     let counters: RateLimitCounter[];
     if (credits === undefined) {

@@ -314,6 +314,30 @@ describe("createStoreDoor", () => {
         name: "redis",
         checkBatch: () => Promise.resolve(undefined as never),
       }, /malformed/],
+      // A reply that throws as it is read: malformed, answered now (not left to hang, nor thrown
+      // into the void as an unhandled rejection).
+      [{
+        name: "redis",
+        checkBatch: () =>
+          Promise.resolve({
+            results: [[{
+              get allowed(): boolean {
+                throw new Error("boom");
+              },
+              remaining: 0,
+              resetMs: 0,
+            }]],
+          }),
+      }, /malformed.*boom/],
+      [{
+        name: "redis",
+        checkBatch: () =>
+          Promise.resolve({
+            get results(): never {
+              throw new Error("boom");
+            },
+          }),
+      }, /malformed.*boom/],
     ];
     for (const [store, message] of bugs) {
       await assert.rejects(
@@ -348,6 +372,21 @@ describe("createStoreDoor", () => {
       assert.throws(
         () => createStoreDoor(buggy, 1_000).check([window("a")]),
         /malformed/,
+      );
+      // An answer that throws as it is read is malformed too (a plain Error would be Unanswered).
+      const unreadable: RateLimitStore = {
+        ...down,
+        checkNow: () => [{
+          get allowed(): boolean {
+            throw new Error("boom");
+          },
+          remaining: 0,
+          resetMs: 0,
+        }],
+      };
+      assert.throws(
+        () => createStoreDoor(unreadable, 1_000).check([window("a")]),
+        { name: "TypeError", message: /malformed.*boom/ },
       );
     } finally {
       globalThis.setTimeout = timers;

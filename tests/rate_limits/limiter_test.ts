@@ -85,6 +85,11 @@ describe("createRateLimiter", () => {
         await assert.rejects(limiter.check("k", [api], { slot: subject }), /lone surrogate/);
       }
       await assert.rejects(limiter.check("k", [{ ...api, limit: 0 }]), /"api": limit/);
+      // A hole in `subjects` is no subject (a loop skipping it would count every check apart).
+      await assert.rejects(
+        limiter.check("k", [api], { subjects: [,] as unknown as string[] }),
+        /subject/,
+      );
       await assert.rejects(limiter.check("k", [api], { cost: -1 }), /cost/);
       await assert.rejects(limiter.check("k", [api], { cost: 1e15 + 1 }), /cost must be at most/);
       await assert.rejects(limiter.check("k", [{ ...api, windowMs: 10 }]), /subSecond/);
