@@ -740,15 +740,26 @@ export class Responder {
     return meta;
   }
 
-  /** Adds the context fields: a value or a resolver that fails is left out (logged). */
+  /**
+   * Adds the context fields: a value or a resolver that fails is left out (logged), as is a value
+   * JSON cannot encode (a BigInt, a cycle: it would fail the reply and its fallback 500 alike).
+   */
   #contextMeta(meta: Bag | undefined, store: Bag): Bag | undefined {
     const { fields, resolver } = this.settings.context ?? {};
     const add = (name: string, value: unknown) => {
       if (
-        value !== undefined && isContextFieldName(name) && (meta === undefined || !(name in meta))
-      ) {
-        (meta ??= {})[name] = value;
-      }
+        value === undefined || !isContextFieldName(name) ||
+        (meta !== undefined && Object.hasOwn(meta, name)) // own: `toString` is a field too
+      ) return;
+      if (
+        (typeof value === "object" && value !== null || typeof value === "bigint") &&
+        this.#optional(
+            `option \`context\`: meta field \`${name}\``,
+            () => (JSON.stringify(value), true),
+          ) ===
+          undefined
+      ) return;
+      (meta ??= {})[name] = value;
     };
     if (fields !== undefined) {
       for (const [name, key] of Object.entries(fields)) {

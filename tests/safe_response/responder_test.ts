@@ -1417,4 +1417,39 @@ describe("Responder: application functions that throw or return a promise", () =
     assert.deepEqual(bodyOf(reply.body).meta, { traceId: "t-1" });
     assert.equal(logs.errors.length, 1);
   });
+
+  it("leaves out a store or resolver value JSON cannot encode (a BigInt, a cycle), logged: the reply and its error fallback still serialise", () => {
+    const cycle: Bag = {};
+    cycle.self = cycle;
+    const { responder: r, logs } = responder(
+      {
+        context: {
+          fields: { traceId: "trace", userId: "user", loop: "loop", tenant: "tenant" },
+          resolver: (store) => ({ big: store.user, depth: { n: 1 } }),
+        },
+      },
+      { trace: "t-1", user: 42n, loop: cycle, tenant: { id: "acme" } },
+    );
+    const reply = r.success(1, exchange("/"), { plan: r.plan({}) });
+    const meta = { traceId: "t-1", tenant: { id: "acme" }, depth: { n: 1 } };
+    assert.deepEqual(JSON.parse(JSON.stringify(reply.body)).meta, meta);
+    assert.equal(logs.errors.length, 3, logs.errors.join("\n"));
+    assert.ok(logs.errors.every((line) => !line.includes("42")), "a value is never logged");
+    const error = r.error(new Error("boom"), exchange("/"));
+    assert.equal(error.status, 500);
+    assert.deepEqual(JSON.parse(JSON.stringify(error.body)).meta, meta);
+  });
+
+  it("sends a context field named like an Object.prototype member (toString, constructor) beside others", () => {
+    const { responder: r } = responder(
+      { context: { fields: { traceId: "t", toString: "s", constructor: "c" } } },
+      { t: "trace-1", s: "S", c: "C" },
+    );
+    const reply = r.success(1, exchange("/"), { plan: r.plan({}) });
+    assert.deepEqual(bodyOf(reply.body).meta, {
+      traceId: "trace-1",
+      toString: "S",
+      constructor: "C",
+    });
+  });
 });

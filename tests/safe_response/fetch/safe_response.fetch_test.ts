@@ -595,6 +595,16 @@ describe("createSafeFetch options", () => {
     });
     const { body } = await read(await safe.route({}, () => ({}))(at("/")));
     assert.equal(body.meta.traceId, "t-1");
+    // A value JSON cannot encode (a Prisma BIGINT id) is left out, logged: the route still answers.
+    const { safe: big, lines } = safeWith({
+      context: { fields: { traceId: "trace", userId: "user" } },
+      contextStore: () => ({ trace: "t-1", user: 42n }),
+    });
+    const answer = await read(await big.route({}, () => ({ ok: true }))(at("/")));
+    assert.equal(answer.status, 200);
+    assert.deepEqual(answer.body.meta, { traceId: "t-1" });
+    assert.equal(big.errorResponse(new Error("boom"), at("/")).status, 500);
+    assert.ok(lines.some((line) => line.includes("`userId`")), lines.join("\n"));
   });
 
   it("responseHeaders: sent on answers and errors, read into meta first; a throw is logged", async () => {
