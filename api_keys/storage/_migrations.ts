@@ -59,6 +59,7 @@ export const MIGRATION_OF: Readonly<Record<string, readonly string[]>> = {
     "0024_function_keyed_plans",
     "0031_rate_limit_unreadable_rows",
     "0034_rate_limit_rows_created_at_now",
+    "0035_rate_limit_batch_rows_swept",
   ],
   rate_limit_bucket_check: [
     "0019_rate_limit_bucket_check",

@@ -21,8 +21,9 @@
  * `0026_credit_change_anchor_clock`, for its balance before
  * `0027_credit_change_balance_before`, to fail a check on a corrupt window row
  * `0031_rate_limit_unreadable_rows`, for that count in place
- * `0033_rate_limit_check_in_place`, and for a batch's and a credit check's
- * new rows counted HOT `0034_rate_limit_rows_created_at_now`: without them
+ * `0033_rate_limit_check_in_place`, for a batch's and a credit check's
+ * new rows counted HOT `0034_rate_limit_rows_created_at_now`, and for a batch
+ * beside the sweep `0035_rate_limit_batch_rows_swept`: without them
  * `ready()` logs one line
  * naming them, and start-up goes on), and
  * a `pg` pool or client (an optional peer) from the caller, whose role holds `SELECT`,
@@ -235,6 +236,8 @@ const UNREADABLE_MIGRATION = "0031_rate_limit_unreadable_rows";
 const IN_PLACE_MIGRATION = "0033_rate_limit_check_in_place";
 /** The migration whose batch and credit check create a missing row at now's sub-bucket (named in their bodies). */
 const ROWS_AT_NOW_MIGRATION = "0034_rate_limit_rows_created_at_now";
+/** The migration whose batch locks every row even when the sweep removed one (named in its body). */
+const SWEPT_MIGRATION = "0035_rate_limit_batch_rows_swept";
 /** The versions of `credit_change_before` from 0025 on, in order: each has the earlier ones' fixes. */
 const CHANGE_VERSIONS = [ANCHOR_MIGRATION, ANCHOR_CLOCK_MIGRATION, BEFORE_MIGRATION];
 /** Whether a `READY_SQL` row of `credit_change_before` is `migration`'s version or a later one. */
@@ -329,6 +332,13 @@ const UPGRADES: [string, string[], (row: Record<string, unknown>) => boolean, st
     (row) => row.rows_at_now === true,
     "a new counter's row is written twice with its indexed columns changed (an index entry more)",
   ],
+  [
+    SWEPT_MIGRATION,
+    ["rate_limit_bucket_batch"],
+    (row) => row.rows_swept === true,
+    "a batch beside deleteExpired can read an expired row the sweep removed as none: a check " +
+    "refused without remaining, or the whole batch failed (a TypeError)",
+  ],
 ];
 /**
  * The schemas of the caller's `search_path` as set (`path`: `ns`, in the order `i`), with the ones
@@ -360,6 +370,7 @@ const READY_SQL = `WITH ${SEARCH_PATH_SQL}, f AS (SELECT p.*, rank() OVER (PARTI
   `strpos(prosrc, '${UNREADABLE_STATE}') > 0 AS unreadable_state, ` +
   `strpos(prosrc, '${IN_PLACE_MIGRATION}') > 0 AS in_place, ` +
   `strpos(prosrc, '${ROWS_AT_NOW_MIGRATION}') > 0 AS rows_at_now, ` +
+  `strpos(prosrc, '${SWEPT_MIGRATION}') > 0 AS rows_swept, ` +
   "has_schema_privilege(pronamespace, 'USAGE') AS usable, pronamespace::regnamespace::text " +
   "AS schema, has_function_privilege(oid, 'EXECUTE') AS executable, format('%s.%I(%s)', " +
   "pronamespace::regnamespace, proname, oidvectortypes(proargtypes)) AS signature, " +

@@ -1390,7 +1390,91 @@ if (DATABASE_URL) {
       }
     });
 
-    it("ready() on a schema migrated up to 0022: starts, and logs once through the limiter's logger that 0023, 0024, 0025, 0026, 0027, 0031, 0033 and 0034 are missing; then only 0024 to 0027, 0031 and 0033; then only 0025 to 0027, 0031 and 0033 (a balance kept across a rule change refused naming 0025); then only 0026, 0027 and 0031; then only 0027 (a credit change answers no balance before) and 0031; then only 0031 (a corrupt window row counted as none); then only 0033 (a locked read per allowed check of one counter); then only 0034 (a new counter's row written twice by a batch or a credit check); then nothing", async () => {
+    it("a batch beside the sweep: an expired row deleteExpired removes after the batch's insert found it, before its lock, is created again; every check answered, no row left unreadable (0035)", async () => {
+      const { store, close } = await openStore("postgres");
+      const holder = new pg.Client({ connectionString: DATABASE_URL });
+      await holder.connect();
+      const windowMs = 60_000;
+      // Three rows in the batch's lock order: the first held elsewhere, the second expired (the
+      // sweep's), the third counted before (its ring must stay where it is).
+      const base = freshSubject("swept");
+      const [first, swept, third] = ["a", "b", "c"].map((x) => `${base}-${x}`);
+      const window = (subject: string, limit: number): WindowCounter => ({
+        kind: "window",
+        subject,
+        name: "w",
+        limit,
+        windowMs,
+        cost: 1,
+      });
+      try {
+        await holder.query(
+          `INSERT INTO rate_limit_buckets (subject, name, window_ms, head, counts, expires_at)
+           VALUES ($1, 'w', $4, 1, array_fill(0::bigint, ARRAY[11]), now() + interval '1 hour'),
+             ($2, 'w', $4, 1, array_fill(0::bigint, ARRAY[11]), now() - interval '1 day'),
+             ($3, 'w', $4, 1, array_fill(0::bigint, ARRAY[11]), now() + interval '1 hour')`,
+          [first, swept, third, windowMs],
+        );
+        const deadline = Date.now() + 30_000;
+        await store.checkBatch([{ counters: [window(third, 100)], deadline }]);
+        await holder.query("BEGIN");
+        await holder.query("SELECT 1 FROM rate_limit_buckets WHERE subject = $1 FOR UPDATE", [
+          first,
+        ]);
+        const batch = store.checkBatch(
+          [first, swept, third].map((subject) => ({
+            counters: [window(subject, 100)],
+            deadline,
+          })),
+        );
+        // The batch inserted (finding every row) and waits on the first row's lock.
+        const waiting = async () => {
+          const { rows } = await holder.query(
+            "SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' " +
+              "AND query LIKE '%rate_limit_bucket_batch%'",
+          );
+          return rows[0].n > 0;
+        };
+        for (let i = 0; !(await waiting()); i++) {
+          assert.ok(i < 200, "the batch never waited on the held row");
+          await sleep(25);
+        }
+        // The sweep's statement, on that row alone, committed before the batch locks it.
+        await holder.query(
+          "DELETE FROM rate_limit_buckets WHERE subject = $1 AND expires_at < now()",
+          [swept],
+        );
+        await holder.query("COMMIT");
+        const { results } = await batch;
+        assert.deepEqual(
+          results.map((r) => r?.map(({ allowed, remaining }) => ({ allowed, remaining }))),
+          [[{ allowed: true, remaining: 99 }], [{ allowed: true, remaining: 99 }], [{
+            allowed: true,
+            remaining: 98,
+          }]],
+        );
+        const { rows } = await holder.query(
+          "SELECT subject, (SELECT sum(v)::int FROM unnest(counts) v) AS units " +
+            "FROM rate_limit_buckets WHERE subject = ANY($1::text[]) ORDER BY subject",
+          [[first, swept, third]],
+        );
+        assert.deepEqual(rows, [
+          { subject: first, units: 1 },
+          { subject: swept, units: 1 },
+          { subject: third, units: 2 },
+        ]);
+      } finally {
+        await holder.query("ROLLBACK").catch(() => {});
+        await holder.query("DELETE FROM rate_limit_buckets WHERE subject = ANY($1::text[])", [[
+          first,
+          swept,
+          third,
+        ]]);
+        await Promise.all([close(), holder.end()]);
+      }
+    });
+
+    it("ready() on a schema migrated up to 0022: starts, and logs once through the limiter's logger that 0023, 0024, 0025, 0026, 0027, 0031, 0033, 0034 and 0035 are missing; then only 0024 to 0027, 0031 and 0033; then only 0025 to 0027, 0031 and 0033 (a balance kept across a rule change refused naming 0025); then only 0026, 0027 and 0031; then only 0027 (a credit change answers no balance before) and 0031; then only 0031 (a corrupt window row counted as none); then only 0033 (a locked read per allowed check of one counter); then only 0034 (a new counter's row written twice by a batch or a credit check); then only 0035 (a batch's row swept as it locks it); then nothing", async () => {
       const schema = `ready_${crypto.randomUUID().replaceAll("-", "")}`;
       const admin = new pg.Client({ connectionString: DATABASE_URL });
       await admin.connect();
@@ -1441,6 +1525,10 @@ if (DATABASE_URL) {
         assert.match(
           up22[0],
           /prisma\/migrations\/0034_rate_limit_rows_created_at_now\/migration\.sql/,
+        );
+        assert.match(
+          up22[0],
+          /prisma\/migrations\/0035_rate_limit_batch_rows_swept\/migration\.sql/,
         );
         // Called on the store itself: its own logger, once.
         const own: string[] = [];
@@ -1524,6 +1612,13 @@ if (DATABASE_URL) {
           /lack 0034_rate_limit_rows_created_at_now \(rate_limit_bucket_batch, rate_limit_credit_check: a new counter's row is written twice .*prisma\/migrations\/0034_rate_limit_rows_created_at_now\/migration\.sql/,
         );
         await apply("0034_rate_limit_rows_created_at_now");
+        const up34 = await linesOfReady();
+        assert.equal(up34.length, 1, up34.join("\n"));
+        assert.match(
+          up34[0],
+          /lack 0035_rate_limit_batch_rows_swept \(rate_limit_bucket_batch: a batch beside deleteExpired .*prisma\/migrations\/0035_rate_limit_batch_rows_swept\/migration\.sql/,
+        );
+        await apply("0035_rate_limit_batch_rows_swept");
         assert.deepEqual(await linesOfReady(), []);
         const set = await store.changeCredits(credit, { set: 2 }, Date.now() + 30_000);
         assert.deepEqual(set, { allowed: true, remaining: 2, resetMs: -1, before: 6 });
