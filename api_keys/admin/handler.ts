@@ -621,6 +621,8 @@ export function createApiKeysAdminHandler<R>(
   ): Promise<Escalation | null> {
     let exceeds;
     if (policy !== undefined) {
+      // A caller key named but revoked or expired is refused first, whatever the policy answers.
+      if (callerKeyIdOf !== undefined) await callerPowers(call);
       exceeds = await hook(() =>
         policy({ request: call.request, tenantId: call.tenantId, action, role, key })
       );

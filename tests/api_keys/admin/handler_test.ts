@@ -531,7 +531,7 @@ describe("createApiKeysAdminHandler", () => {
     }
   });
 
-  it("a caller key revoked or expired (a request verified before, an instance not told yet) has no powers: create, rotate, rename and revoke are refused; a custom policy's create is too", async () => {
+  it("a caller key revoked or expired (a request verified before, an instance not told yet) has no powers: create, rotate, rename and revoke are refused, under a custom policy too", async () => {
     for (const custom of [false, true]) {
       const { call, service, admin, reader, clocks } = await setup(
         custom ? { policy: () => null } : {},
@@ -550,7 +550,7 @@ describe("createApiKeysAdminHandler", () => {
         ["DELETE", `/keys/${reader.id}`, undefined],
       ] as const;
       const expect = async (keyId: string, why: string) => {
-        for (const [method, path, body] of custom ? routes.slice(0, 1) : routes) {
+        for (const [method, path, body] of routes) {
           const answer = (await call(method, path, { body, caller: { tenant: "acme", keyId } }))!;
           assert.equal(answer.status, 403, `${why}: ${method} ${path}`);
           assert.deepEqual(answer.json.error.details, { key: "caller" });
