@@ -16,6 +16,7 @@ import {
   type ApiKeyFeedSnapshot,
   ChangeListeners,
 } from "../change_feed.ts";
+import { logLine } from "../_sinks.ts";
 import { FeedError, parseCounter, parseEpoch, parseLoggedChange } from "./_notice.ts";
 
 /** Channel the migration's triggers notify. */
@@ -94,7 +95,20 @@ function counterReads(epoch: boolean): CounterReads {
 }
 const WITH_EPOCH = counterReads(true);
 const WITHOUT_EPOCH = counterReads(false);
-const PRUNE_SQL = "DELETE FROM api_key_change_log WHERE created_at < now() - interval '5 minutes'";
+/** The most log rows one prune deletes: a backlog drains over several reads, none stalled long. */
+export const PRUNE_CHUNK = 10_000;
+/**
+ * Deletes the oldest log rows past their retention, at most `PRUNE_CHUNK` (read by the primary
+ * key in order, never the whole table), answering how many.
+ */
+const PRUNE_SQL = "WITH d AS (DELETE FROM api_key_change_log WHERE n IN (SELECT n FROM " +
+  `api_key_change_log ORDER BY n LIMIT ${PRUNE_CHUNK}) AND created_at < now() - interval ` +
+  "'5 minutes' RETURNING 1) SELECT count(*)::int AS n FROM d";
+/**
+ * A snapshot's transaction, bounded on the server too: a read waiting on a lock (a migration's)
+ * is cancelled there at the deadline the feed gives up at, not left waiting after the client went.
+ */
+const SNAPSHOT_BEGIN_SQL = `BEGIN READ ONLY; SET LOCAL statement_timeout = ${TIMEOUT_MS}`;
 const PROBE_SQL = "SELECT pg_notify($1, $2)";
 
 /**
@@ -378,6 +392,7 @@ export class PostgresChangeFeed implements PostgresApiKeyChangeFeed {
         Promise.resolve().then(async () => {
           await client.connect();
           connected = true;
+          await client.query(SNAPSHOT_BEGIN_SQL); // ended with the client (read only)
           return await client.query(reads.snapshot);
         }),
         signal,
@@ -468,8 +483,9 @@ export class PostgresChangeFeed implements PostgresApiKeyChangeFeed {
         await this.#catchUp(client, reads, lost.signal);
         this.#syncedAt = startedAt;
         if (startedAt >= this.#pruneAt) {
-          this.#pruneAt = startedAt + PRUNE_EVERY_MS;
-          await this.#prune(client, lost.signal);
+          // A full chunk deleted: more are due, pruned at the next read.
+          const full = await this.#prune(client, lost.signal);
+          this.#pruneAt = full ? startedAt : startedAt + PRUNE_EVERY_MS;
         }
       }
     } catch (error) {
@@ -547,7 +563,8 @@ export class PostgresChangeFeed implements PostgresApiKeyChangeFeed {
     ]);
     if (signal.aborted) return;
     if (!came && this.#noticesArrive !== false) {
-      console.warn(
+      logLine(
+        console.warn,
         `api-keys: the change feed received no notice within ${PROBE_TIMEOUT_MS} ms of sending` +
           ` one on channel ${this.#channel} (a pooler in transaction mode?); it reads changes` +
           ` every pollMs (${this.#pollMs} ms) alone. Give it a direct (session) connection.`,
@@ -642,17 +659,23 @@ export class PostgresChangeFeed implements PostgresApiKeyChangeFeed {
     if (counter > this.#lastSeen!) this.#reset("missed", counter);
   }
 
-  /** Deletes log rows past their retention; a failure (no DELETE privilege) is warned about once. */
-  async #prune(client: PostgresFeedClient, signal: AbortSignal): Promise<void> {
+  /**
+   * Deletes log rows past their retention, `PRUNE_CHUNK` at most; whether it deleted that many.
+   * A failure (no DELETE privilege) is warned about once.
+   */
+  async #prune(client: PostgresFeedClient, signal: AbortSignal): Promise<boolean> {
     try {
-      await step("prune", client.query(PRUNE_SQL), signal);
+      const { rows } = await step("prune", client.query(PRUNE_SQL), signal);
+      return rows[0]?.n === PRUNE_CHUNK;
     } catch (error) {
-      if (signal.aborted || this.#pruneWarned) return;
+      if (signal.aborted || this.#pruneWarned) return false;
       this.#pruneWarned = true;
-      console.warn(
+      logLine(
+        console.warn,
         `api-keys: the change feed cannot prune api_key_change_log (${describe("prune", error)});` +
           " delete its rows older than 5 minutes another way (docs/operations.md)",
       );
+      return false;
     }
   }
 

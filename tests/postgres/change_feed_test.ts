@@ -852,6 +852,76 @@ if (databaseReady("change feed on PostgreSQL", unavailable)) {
       assert.equal(feed.status().healthy, true);
     });
 
+    it("a snapshot given up on a lock on api_keys (past its 5 s deadline) is cancelled on the server too: no backend of it is left waiting for the lock", async () => {
+      const applicationName = `${schema.slice(0, 40)}-snapshot`;
+      const feed = createPostgresFeed({
+        client: () =>
+          new pg.Client({ connectionString: url, options, application_name: applicationName }),
+        channel,
+        pollMs: POLL_MS,
+      });
+      ownFeeds.push(feed);
+      await waitFor(() => feed.status().healthy, "the first sync");
+      const locker = new pg.Client({ connectionString: url, options });
+      await locker.connect();
+      const waiting = async () =>
+        (await own.query(
+          "SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = $1 " +
+            "AND wait_event_type = 'Lock'",
+          [applicationName],
+        )).rows[0].n as number;
+      try {
+        await locker.query("BEGIN; LOCK TABLE api_keys IN ACCESS EXCLUSIVE MODE");
+        await assert.rejects(feed.snapshot(), /snapshot timed out/);
+        // The lock is still held: only the server's own deadline ends the backend's wait.
+        const started = performance.now();
+        while (await waiting() > 0) {
+          assert.ok(performance.now() - started < 2_000, "a snapshot's backend still waits");
+          await sleep(50);
+        }
+        assert.equal(feed.status().healthy, true);
+      } finally {
+        await locker.query("ROLLBACK");
+        await locker.end();
+      }
+    });
+
+    it("prunes a change-log backlog 10,000 rows per DELETE at most, at each next read until it is gone", async () => {
+      // Each DELETE's rows, recorded by a statement trigger of this case.
+      await own.query(`CREATE TABLE prune_sizes (n int);
+        CREATE FUNCTION record_prune() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN INSERT INTO prune_sizes SELECT count(*) FROM pruned; RETURN NULL; END $$;
+        CREATE TRIGGER record_prune AFTER DELETE ON api_key_change_log
+          REFERENCING OLD TABLE AS pruned FOR EACH STATEMENT EXECUTE FUNCTION record_prune()`);
+      try {
+        // An hour-old backlog, numbered below every counter a feed reads from (never read).
+        await own.query(
+          "INSERT INTO api_key_change_log (n, kind, prefix, created_at) SELECT -g, 'updated', " +
+            "NULL, now() - interval '1 hour' FROM generate_series(1, 25000) g",
+        );
+        const { feed } = ownFeed();
+        await waitFor(() => feed.status().healthy, "the first sync");
+        const left = async () =>
+          (await own.query("SELECT count(*)::int AS n FROM api_key_change_log WHERE n < 0"))
+            .rows[0].n as number;
+        const started = performance.now();
+        while (await left() > 0) {
+          assert.ok(performance.now() - started < 10_000, "the backlog is still there");
+          await sleep(20);
+        }
+        const sizes = (await own.query("SELECT n FROM prune_sizes WHERE n > 0")).rows.map((
+          row,
+        ) => row.n as number);
+        assert.ok(sizes.length >= 3, `pruned in ${JSON.stringify(sizes)}`);
+        assert.ok(sizes.every((n) => n <= 10_000), `pruned in ${JSON.stringify(sizes)}`);
+        assert.equal(sizes.reduce((a, b) => a + b, 0), 25_000);
+        assert.equal(feed.status().healthy, true);
+      } finally {
+        await own.query(`DROP TRIGGER record_prune ON api_key_change_log;
+          DROP FUNCTION record_prune(); DROP TABLE prune_sizes`);
+      }
+    });
+
     it("with migration 0032: a lost counter row's error names a restore above the log's rows; run as printed, the next write works", async () => {
       await own.query(
         await Deno.readTextFile(

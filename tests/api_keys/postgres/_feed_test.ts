@@ -10,7 +10,11 @@ import assert from "node:assert/strict";
 import { collectUnhandledRejections } from "../../reliability/harness.ts";
 import type { ApiKeyChangeNotice } from "../../../api_keys/mod.ts";
 import { createPostgresFeed } from "../../../api_keys/postgres/mod.ts";
-import type { PostgresFeedClient, PostgresFeedOptions } from "../../../api_keys/postgres/_feed.ts";
+import {
+  type PostgresFeedClient,
+  type PostgresFeedOptions,
+  PRUNE_CHUNK,
+} from "../../../api_keys/postgres/_feed.ts";
 
 const CHANNEL = "api_key_changes";
 const PREFIX = "AbCdEfGhIjKl";
@@ -32,6 +36,8 @@ class FakeServer {
   /** Rejects every prune with this error. */
   pruneError: Error | undefined;
   prunes = 0;
+  /** The rows each prune answers it deleted, in turn (then 0). */
+  pruned: number[] = [];
   /** Rejects `connect` with this error (for example a message with a secret in it). */
   connectError: Error | undefined;
   /** Holds every `connect` until released. */
@@ -114,9 +120,11 @@ class FakeClient implements PostgresFeedClient {
       if (server.selfNotices) setTimeout(() => this.emit("notification", { channel, payload }), 1);
       return Promise.resolve({ rows: [{}] });
     }
-    if (text.startsWith("DELETE")) {
+    if (text.includes("DELETE FROM api_key_change_log")) {
       server.prunes++;
-      return server.pruneError ? Promise.reject(server.pruneError) : Promise.resolve({ rows: [] });
+      return server.pruneError
+        ? Promise.reject(server.pruneError)
+        : Promise.resolve({ rows: [{ n: server.pruned.shift() ?? 0 }] });
     }
     const counter = String(server.counter);
     if (!text.includes("api_key_change_log")) {
@@ -306,6 +314,26 @@ describe("createPostgresFeed (scripted client)", () => {
     }
   });
 
+  it("a console.warn that throws is contained: the probe still notes its notices missing, the prune's warning changes nothing", async () => {
+    const warn = console.warn;
+    console.warn = () => {
+      throw new Error("the console is down");
+    };
+    try {
+      const server = new FakeServer();
+      server.selfNotices = false;
+      server.pruneError = Object.assign(new Error("permission denied"), { code: "42501" });
+      const { feed } = start(server);
+      await waitFor(() => feed.status().noticesArrive === false, "the probe's timeout");
+      assert.equal(server.prunes, 1);
+      assert.equal(feed.status().healthy, true);
+      assert.equal(feed.status().reconnects, 0);
+      await feed.close();
+    } finally {
+      console.warn = warn;
+    }
+  });
+
   it("prunes the log at its first read and once a minute; a failed prune is one warning", async () => {
     const warn = console.warn;
     const warnings: string[] = [];
@@ -326,6 +354,17 @@ describe("createPostgresFeed (scripted client)", () => {
     } finally {
       console.warn = warn;
     }
+  });
+
+  it("prunes again at the next read while a prune deletes a full chunk (a backlog), then once a minute", async () => {
+    const server = new FakeServer();
+    server.pruned = [PRUNE_CHUNK, PRUNE_CHUNK, 17];
+    const { feed } = start(server);
+    await waitFor(() => server.prunes === 3, "three prunes");
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    assert.equal(server.prunes, 3, "not again within the minute");
+    assert.equal(feed.status().healthy, true);
+    await feed.close();
   });
 
   it("reconnects after a lost connection; resets only if the counter moved meanwhile", async () => {
