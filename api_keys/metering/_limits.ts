@@ -1111,7 +1111,8 @@ export class RequestLimits {
     if (result.allowed) return answers as ApiKeyContext;
     // A policy's refusal takes its code when both deny (its Retry-After waits for the balance too).
     const limited = answers.rateLimitResults?.some((r) => !r.allowed) ?? false;
-    if (limited) {
+    // (A local share's limit lasts only while the store is down: the request fits again after.)
+    if (limited && result.outcome !== "local") {
       result.policies.forEach((r, i) => {
         if (!r.allowed && (cost ?? check.policies[i].cost) > r.limit) NEVER_FITS.add(r);
       });

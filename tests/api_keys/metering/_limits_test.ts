@@ -330,6 +330,17 @@ describe("rate limits in authorize", () => {
     assert.deepEqual(first.rateLimitResults?.map((r) => [r.limit, r.remaining]), [[2, 1]]);
     await service.authorize(key);
     assert.equal((await denial(service.authorize(key))).code, "api_key_rate_limited");
+    // A share below the cost (a limit under the instances: a share of 0; a route's cost over it)
+    // refuses until the store answers again, not forever: the 429 still says when to retry.
+    const small = await create([{ name: "rare", limit: 1, windowMs: 60_000 }], "t2");
+    const none = new Map(rateLimitHeaders(await denial(service.authorize(small.key)), true));
+    assert.equal(none.get("X-RateLimit-Limit"), "0");
+    assert.equal(none.get("Retry-After"), "60");
+    const costly = await create([{ name: "minute", limit: 4, windowMs: 60_000 }], "t3");
+    const over = new Map(
+      rateLimitHeaders(await denial(service.authorize(costly.key, { cost: 3 })), true),
+    );
+    assert.equal(over.get("Retry-After"), "60");
     const funded = await service.create({
       tenantId: "t1",
       name: "ci",
