@@ -69,18 +69,24 @@ export function errorMessageOf(error: unknown): string {
  * backtrack for, so in time linear in the text.
  */
 const URL_TEXT = /([a-z][a-z0-9+.-]{0,31}:\/\/)\S*/gi;
+/**
+ * How far past its scheme a URL's last `@` is looked for, spaces included (a password may hold a
+ * space, or end in the line break of the file it was read from), up to the next URL.
+ */
+const URL_REACH = 256;
 
 /**
  * `text` with what either rule hides as `***`, each run of hidden characters
  * once: a named credential's value (`CREDENTIAL`), and a URL's text after its
- * scheme up to its last `@` (the `user:password@`, whose password may hold `/`,
- * `?`, `#`, `@` or what reads as a named credential: most often the reason the
+ * scheme up to its last `@` within `URL_REACH` (the `user:password@`, whose password may hold
+ * `/`, `?`, `#`, `@`, a space or what reads as a named credential: most often the reason the
  * driver could not parse it). Both read the same text, so neither can hide
  * what the other needs to see (a URL's `@` inside a credential's value, a
  * credential's name inside a URL's password). A URL without credentials but
  * with a later `@` (`/a@b`, `?u=a@b`) loses what comes before it: more hidden,
- * never less, and the part after the `@` kept. A URL running into the end of a
- * `cut` text (its last `@` may be past the cut) is hidden whole after its scheme.
+ * never less, and the part after the `@` kept (so does text after a URL up to a later `@` within
+ * reach). A URL whose reach runs into the end of a `cut` text (its last `@` may be past the cut) is
+ * hidden whole after its scheme.
  */
 function hidden(text: string, cut: boolean): string {
   const ranges: [number, number][] = [];
@@ -88,12 +94,14 @@ function hidden(text: string, cut: boolean): string {
     const name = match[1] ?? match[2] ?? match[3];
     ranges.push([match.index + name.length, match.index + match[0].length]);
   }
-  for (const match of text.matchAll(URL_TEXT)) {
+  const urls = [...text.matchAll(URL_TEXT)];
+  urls.forEach((match, i) => {
     const from = match.index + match[1].length;
-    const end = match.index + match[0].length;
-    const at = cut && end === text.length ? end : match.index + match[0].lastIndexOf("@");
+    // Its last `@` up to `URL_REACH` on, spaces crossed, before the next URL's text.
+    const end = Math.min(urls[i + 1]?.index ?? text.length, from + URL_REACH);
+    const at = cut && end === text.length ? end : from + text.slice(from, end).lastIndexOf("@");
     if (at > from) ranges.push([from, at]);
-  }
+  });
   ranges.sort((a, b) => a[0] - b[0]);
   let out = "";
   let shown = 0; // the first character after the last run hidden

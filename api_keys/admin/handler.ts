@@ -12,6 +12,8 @@ import { errorResponse, jsonResponse, optionalFunction, positiveInteger } from "
 import { serviceHooks } from "../_service_hooks.ts";
 import { isFlatScope, SCOPE_RESOURCE_RULE } from "../scopes.ts";
 import { callDetached } from "../../telemetry/_detached.ts";
+import { errorMessageOf, errorNameOf } from "../../telemetry/_error_name.ts";
+import { logLine } from "../_sinks.ts";
 import { CSRF_METHODS, csrfOf } from "../../client/_csrf.ts";
 import type { ApiKeysService } from "../service.ts";
 import type { KeyLimits, Written } from "../_manage.ts";
@@ -393,7 +395,13 @@ export function createApiKeysAdminHandler<R>(
   }
   const { tenantOf, canManage, callerKeyIdOf } = options;
   const policy: AdminPolicy<R> | undefined = options.policy;
-  const onError = options.onError ?? ((error: unknown) => console.error(error));
+  // By default one line: the error's name and message, credentials and keys hidden; never its
+  // cause (a driver's error may hold a connection URL) or stack.
+  const onError = options.onError ?? ((error: unknown) =>
+    logLine(
+      console.error,
+      hooks.redact(`api-keys admin: ${errorNameOf(error)}: ${errorMessageOf(error)}`),
+    ));
   const offers = scopeOffers(options.scopes);
   const offered = new Set(offers.map((offer) => offer.scope));
   const environments = subset(options.environments, ENVIRONMENTS, "options.environments");

@@ -282,8 +282,9 @@ export interface ApiKeysAdminOptions<R> {
   /**
    * Receives the unexpected errors answered as 500 and the storage failures
    * answered as 503 (`ApiKeyStorageError`, a new key read back as written
-   * included); its throw or rejection changes no answer (default:
-   * `console.error`).
+   * included); its throw or rejection changes no answer (default: one
+   * `console.error` line with the error's name and message, credentials and
+   * keys hidden, never its `cause`).
    */
   onError?: (error: unknown) => void;
 }

@@ -155,6 +155,14 @@ describe("errorMessageOf: credentials", () => {
       assert.ok(shown.startsWith("connect postgres://***"), `${password}: ${shown}`);
       assert.doesNotMatch(shown, /alice|Xk9|Q7|h2|word/, password);
     }
+    // A password holding a space or ending in a line break (read from a file): hidden up to the
+    // URL's last @ past it, not cut short at the space.
+    for (const password of ["s3cr etPw", "s3#cretPw\n", "pa\tss@w rd"]) {
+      const shown = errorMessageOf(
+        new TypeError(`Invalid URL: 'postgresql://api_kit:${password}@127.0.0.1:5432/db'`),
+      );
+      assert.equal(shown, "Invalid URL: 'postgresql://***@127.0.0.1:5432/db'", password);
+    }
     // A quoted URL still ends at its quote's space: the text after it is kept.
     assert.equal(
       errorMessageOf(new Error(`connect 'redis://u:p@h:1' failed, see 'docs'`)),

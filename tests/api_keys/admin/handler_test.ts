@@ -905,6 +905,36 @@ describe("createApiKeysAdminHandler", () => {
     assert.equal(((handed[0] as Error).cause as Error).message, "connection reset by peer");
   });
 
+  it("the default onError logs one line per failure: the error's name and message, credentials and keys hidden, never its cause or stack", async () => {
+    const error = console.error;
+    const lines: string[] = [];
+    console.error = (...args: unknown[]) => void lines.push(args.map(String).join(" "));
+    try {
+      class Leaky extends InMemoryApiKeyStorage {
+        override findManyByIds(): Promise<ApiKeyRecord[]> {
+          return Promise.reject(
+            new TypeError("Invalid URL: 'postgresql://app:s3cret PW@db:5432/app'"),
+          );
+        }
+      }
+      const { call } = await setup({ onError: undefined }, new Leaky());
+      assert.equal((await call("GET", "/keys/whatever"))!.status, 503);
+      const broken = await setup({
+        onError: undefined,
+        tenantOf: () => {
+          throw new Error("session store postgresql://u:hunter2@sessions/x down");
+        },
+      });
+      assert.equal((await broken.call("GET", "/keys"))!.status, 500);
+      assert.deepEqual(lines, [
+        "api-keys admin: ApiKeyStorageError: API key storage is unavailable",
+        "api-keys admin: Error: session store postgresql://***@sessions/x down",
+      ]);
+    } finally {
+      console.error = error;
+    }
+  });
+
   it("an async onError that rejects changes no answer and leaves no unhandled rejection", async () => {
     const storage = new ReadFailsAfterWrite();
     const handed: unknown[] = [];
