@@ -60,7 +60,9 @@ export class SafeResponseFilter implements ExceptionFilter {
       this.#emitWsError(exception, host.switchToWs());
       return undefined;
     }
-    if (type !== "http") return throwError(() => exception);
+    // GraphQL and the like: thrown, as Nest's external filter does (a returned value would be the
+    // resolver's answer, the error lost).
+    if (type !== "http") throw exception;
     const http = host.switchToHttp();
     const request = http.getRequest<RequestLike>();
     const response = http.getResponse<ResponseLike>();

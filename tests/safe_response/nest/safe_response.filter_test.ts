@@ -15,6 +15,7 @@ import {
   ForbiddenException,
   Get,
   HttpException,
+  Injectable,
   type MiddlewareConsumer,
   Module,
   type NestModule,
@@ -22,6 +23,7 @@ import {
   Param,
   UseGuards,
 } from "@nestjs/common";
+import { ExternalContextCreator, NestFactory } from "@nestjs/core";
 import { DocumentBuilder, SwaggerModule } from "@nestjs/swagger";
 import { lastValueFrom } from "rxjs";
 import { isError, isProblemDetailsResponse } from "../../../client/mod.ts";
@@ -453,10 +455,47 @@ describe("the filter outside HTTP", () => {
     ]);
   });
 
-  it("rethrows other contexts' exceptions untouched (Nest's external filter does)", async () => {
+  it("a GraphQL resolver's exception, through Nest's external context (as @nestjs/graphql calls it), rejects as without the module: never a resolved Observable", async () => {
+    @Injectable()
+    class Resolver {
+      user(): never {
+        throw new BadRequestException("bad id");
+      }
+    }
+    for (const register of [false, true]) {
+      @Module({ imports: register ? [SafeResponseModule.register()] : [], providers: [Resolver] })
+      class GraphqlModule {}
+      const app = await NestFactory.create(GraphqlModule, { logger: false });
+      try {
+        await app.init();
+        const resolver = app.get(Resolver);
+        // What @nestjs/graphql's ResolversExplorerService does for a @Query().
+        const resolve = app.get(ExternalContextCreator).create(
+          resolver,
+          resolver.user,
+          "user",
+          "graphql:args",
+          { exchangeKeyForValue: () => undefined } as never,
+          undefined,
+          undefined,
+          undefined,
+          "graphql",
+        );
+        await assert.rejects(
+          Promise.resolve(resolve({}, {}, {}, {})),
+          (error) => error instanceof BadRequestException && error.message === "bad id",
+          `with the module: ${register}`,
+        );
+      } finally {
+        await app.close();
+      }
+    }
+  });
+
+  it("rethrows other contexts' exceptions untouched, as Nest's external filter does: thrown, not returned (a resolver's value would be an Observable, its error lost)", () => {
     const [filter] = filterLogging();
     const failure = new Error("graphql failure");
     const host = { getType: () => "graphql" } as never;
-    await assert.rejects(lastValueFrom(filter.catch(failure, host)!), (error) => error === failure);
+    assert.throws(() => filter.catch(failure, host), (error) => error === failure);
   });
 });
