@@ -381,7 +381,8 @@ const SAFE_RESPONSE_OPTIONS = optionNames<SafeResponseOptions>({
 /**
  * Wraps the route's result in the success envelope (also under a class-level `RawResponse()`) and
  * documents it, unless the route sets a non-JSON `Content-Type` (`@Header`) or is `@Sse`: its result
- * is then sent, and documented, as it is. Throws a `TypeError` on a bad or unknown option.
+ * is then sent, and documented, as it is. On a class, every route but those with their own
+ * `RawResponse()` or `SafeResponse()`. Throws a `TypeError` on a bad or unknown option.
  * @example
  * ```ts
  * import { Controller, Get } from "@nestjs/common";
@@ -411,7 +412,10 @@ export function SafeResponse(options: SafeResponseOptions = {}): MethodDecorator
       apply(descriptor.value, 200);
       return;
     }
-    for (const handler of routeHandlersOf(target)) apply(handler, given ?? 200);
+    for (const handler of routeHandlersOf(target)) {
+      // A method's own `RawResponse()` or `SafeResponse()` (applied before the class's) wins.
+      if (!Reflect.hasOwnMetadata(ROUTE_KEYS.raw, handler)) apply(handler, given ?? 200);
+    }
   };
 }
 

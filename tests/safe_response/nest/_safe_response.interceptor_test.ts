@@ -85,9 +85,31 @@ class RawController {
   }
 }
 
+/** The reverse: a method's own RawResponse under a class-level SafeResponse (a method's own wins). */
+@SafeResponse({ description: "Wrapped" })
+@Controller("safe-class")
+class SafeController {
+  @Get()
+  wrapped() {
+    return ["wrapped"];
+  }
+
+  @Get("raw")
+  @RawResponse()
+  raw() {
+    return ["raw"];
+  }
+
+  @Get("own")
+  @SafeResponse({ statusCode: 202, description: "Accepted here" })
+  own() {
+    return ["own"];
+  }
+}
+
 @Module({
   imports: [SafeResponseModule.register({ requestId: true })],
-  controllers: [ReplyController, RawController],
+  controllers: [ReplyController, RawController, SafeController],
 })
 class ReplyModule implements NestModule {
   configure(consumer: MiddlewareConsumer) {
@@ -110,6 +132,15 @@ for (const adapter of ADAPTERS) {
           ["wrapped"],
           "SafeResponse() overrides a class-level RawResponse",
         );
+        assert.deepEqual((await getJson(url, "/safe-class")).body.data, ["wrapped"]);
+        assert.deepEqual(
+          (await getJson(url, "/safe-class/raw")).body,
+          ["raw"],
+          "a method's RawResponse() overrides a class-level SafeResponse",
+        );
+        const own = await getJson(url, "/safe-class/own");
+        assert.equal(own.status, 202, "a method's own SafeResponse() keeps its status");
+        assert.deepEqual(own.body.data, ["own"]);
       } finally {
         await close();
       }
