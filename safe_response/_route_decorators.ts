@@ -35,6 +35,7 @@ import {
   type RouteDecorator,
   routeHandlersOf,
   routeOption,
+  sendsOwnResponse,
   setExtension,
   setMetadata,
   SKIP_GLOBAL_ERRORS_EXTENSION,
@@ -396,7 +397,7 @@ export function SafeResponse(options: SafeResponseOptions = {}): MethodDecorator
   const given = options.statusCode === undefined
     ? undefined
     : httpStatusOption(options.statusCode, "SafeResponse");
-  const apply = (handler: object, fallback: number) => {
+  const apply = (handler: object, controller: object, fallback: number) => {
     const status = Reflect.getMetadata(NEST_HTTP_CODE, handler) ?? fallback;
     Reflect.defineMetadata(NEST_HTTP_CODE, status, handler);
     Reflect.defineMetadata(ROUTE_KEYS.raw, false, handler);
@@ -404,17 +405,17 @@ export function SafeResponse(options: SafeResponseOptions = {}): MethodDecorator
       description: options.description ?? reasonPhrase(status) ?? "Success",
       content: { "application/json": { schema: structuredClone(BASIC_SUCCESS_SCHEMA) } },
     });
-    markSuccess(handler, status, options.description !== undefined);
+    markSuccess(handler, controller, status, options.description !== undefined);
   };
   return (target: object, _key?: string | symbol, descriptor?: PropertyDescriptor) => {
     if (descriptor !== undefined) {
       if (given !== undefined) Reflect.defineMetadata(NEST_HTTP_CODE, given, descriptor.value);
-      apply(descriptor.value, 200);
+      apply(descriptor.value, target.constructor, 200);
       return;
     }
     for (const handler of routeHandlersOf(target)) {
       // A method's own `RawResponse()` or `SafeResponse()` (applied before the class's) wins.
-      if (!Reflect.hasOwnMetadata(ROUTE_KEYS.raw, handler)) apply(handler, given ?? 200);
+      if (!Reflect.hasOwnMetadata(ROUTE_KEYS.raw, handler)) apply(handler, target, given ?? 200);
     }
   };
 }
@@ -424,10 +425,19 @@ export function SafeResponse(options: SafeResponseOptions = {}): MethodDecorator
  * when the document is built to the status and media type Nest sends (an `@HttpCode`, `@Header` or
  * `@Sse` above the decorator applies after it).
  */
-function markSuccess(handler: object, documented: number, described: boolean): void {
+function markSuccess(
+  handler: object,
+  controller: object,
+  documented: number,
+  described: boolean,
+): void {
   const mark = {
     documented,
     described,
+    /** Whether the handler sends its own body (`@Res()` without passthrough): none documented. */
+    get own(): boolean {
+      return sendsOwnResponse(controller, handler);
+    },
     get status(): number {
       return redirectStatusOf(handler) ?? Reflect.getMetadata(NEST_HTTP_CODE, handler) ??
         documented;
@@ -460,8 +470,8 @@ export function endpointDecorators(options: {
     setMetadata(ROUTE_KEYS.raw, false),
     setMetadata(ROUTE_KEYS.problemDetails, options.problemDetails ?? false),
     setMetadata(NEST_HTTP_CODE, httpStatusOption(options.statusCode, "SafeEndpoint")),
-    onRoutes((handler) =>
-      markSuccess(handler, options.statusCode, options.description !== undefined)
+    onRoutes((handler, controller) =>
+      markSuccess(handler, controller, options.statusCode, options.description !== undefined)
     ),
   ];
   if (pagination !== undefined) {

@@ -147,7 +147,7 @@ function nestAnswers(handler: object): boolean {
  * Whether `handler` sends its own response: a `@Res()` or `@Next()` parameter without
  * `@Res({ passthrough: true })` (Nest's `isResponseHandled`; Nest then sends nothing itself).
  */
-function sendsOwnResponse(controller: object, handler: object): boolean {
+export function sendsOwnResponse(controller: object, handler: object): boolean {
   const name = (handler as { name?: string }).name;
   if (typeof name !== "string" || name === "") return false;
   if (Reflect.getMetadata(NEST_RESPONSE_PASSTHROUGH_METADATA, controller, name)) return false;
@@ -257,10 +257,10 @@ function adoptRoute(
 }
 
 /** A decorator applying `mark` to the route, or to every route of a controller (`routeHandlersOf`). */
-export function onRoutes(mark: (handler: object) => void): RouteDecorator {
+export function onRoutes(mark: (handler: object, controller: object) => void): RouteDecorator {
   return (target: object, _key?: string | symbol, descriptor?: PropertyDescriptor) => {
-    if (descriptor !== undefined) mark(descriptor.value);
-    else for (const handler of routeHandlersOf(target)) mark(handler);
+    if (descriptor !== undefined) mark(descriptor.value, target.constructor);
+    else for (const handler of routeHandlersOf(target)) mark(handler, target);
   };
 }
 

@@ -177,7 +177,8 @@ export function applyGlobalErrors<T extends OpenApiDocumentLike, Context = unkno
  * Moves a `SafeResponse` route's (or a composite endpoint's) success to the status Nest sends
  * (`@HttpCode` may be applied after `SafeResponse`; `@Redirect`'s), without content when that status
  * has no body or Nest redirects (with `Location` then), as a string of its own media type when not
- * sent in the envelope (`@Sse`, `@Render`, a non-JSON `@Header`).
+ * sent in the envelope (`@Sse`, `@Render`, a non-JSON `@Header`), without content when the handler
+ * sends its own (`@Res()` without passthrough: nothing of its body is known).
  */
 function documentSuccessStatus(operation: OperationLike): void {
   const mark = operation[SUCCESS_STATUS_EXTENSION] as
@@ -187,10 +188,11 @@ function documentSuccessStatus(operation: OperationLike): void {
       status: number;
       media?: string | null;
       redirect?: boolean;
+      own?: boolean;
     }
     | undefined;
   if (typeof mark !== "object" || mark === null) return;
-  const { documented, described, status, media, redirect } = mark;
+  const { documented, described, status, media, redirect, own } = mark;
   const responses = operation.responses ??= {};
   const success = responses[documented] as { description?: string; content?: unknown } | undefined;
   if (success === undefined || (status !== documented && responses[status] !== undefined)) return;
@@ -200,7 +202,7 @@ function documentSuccessStatus(operation: OperationLike): void {
   if (redirect === true) {
     delete success.content;
     documentHeaders(success, ["Location"]);
-  } else if (isNullBodyStatus(status)) delete success.content;
+  } else if (isNullBodyStatus(status) || own === true) delete success.content;
   else if (typeof media === "string") success.content = { [media]: { schema: { type: "string" } } };
 }
 

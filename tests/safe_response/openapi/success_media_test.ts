@@ -3,7 +3,8 @@
  * (`@Sse`, or a non-JSON `Content-Type` of its own by `@Header`) is documented with that media
  * type, not the JSON envelope; a JSON `Content-Type` of its own keeps the envelope. One Nest
  * answers itself is documented as Nest sends it: `@Redirect` at its status with `Location` and no
- * body, `@Render` as HTML. Checked against real responses, on Express and Fastify.
+ * body, `@Render` as HTML; one whose handler sends its own body (`@Res()`) without content. Checked
+ * against real responses, on Express and Fastify.
  */
 import "reflect-metadata";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
@@ -20,6 +21,7 @@ import {
   Module,
   Redirect,
   Render,
+  Res,
   Sse,
 } from "@nestjs/common";
 import { ApiProperty, DocumentBuilder, SwaggerModule } from "@nestjs/swagger";
@@ -106,6 +108,51 @@ describe("SafeResponse, SafeEndpoint: the success media type documented is the o
             assert.deepEqual(content[sent], { schema: { type: "string" } }, path);
             assert.ok(!body.includes('"success"'), path);
           }
+        }
+        await SwaggerParser.validate(structuredClone(document));
+      } finally {
+        await running.close();
+      }
+    });
+  }
+});
+
+/** Handlers that send their own body (`@Res()`, no passthrough): raw, whatever the decorators. */
+@Controller("o")
+class OwnResponseController {
+  @Get("endpoint")
+  @SafeEndpoint(PageDto)
+  endpoint(@Res() res: { send(body: unknown): void }) {
+    res.send({ html: "own" });
+  }
+
+  @Get("safe")
+  @SafeResponse()
+  safe(@Res() res: { send(body: unknown): void }) {
+    res.send({ html: "own" });
+  }
+}
+
+describe("SafeResponse, SafeEndpoint: a handler sending its own body (@Res()) is documented without the envelope", () => {
+  for (const adapter of ADAPTERS) {
+    it(adapter, async () => {
+      const options: SafeResponseModuleOptions = { swagger: { globalErrors: [500] } };
+      @Module({
+        imports: [SafeResponseModule.register(options)],
+        controllers: [OwnResponseController],
+      })
+      class OwnModule {}
+      const running = await boot(OwnModule, adapter);
+      try {
+        const document: Json = applyGlobalErrors(
+          SwaggerModule.createDocument(running.app, new DocumentBuilder().build()),
+          options,
+        );
+        for (const path of ["/o/endpoint", "/o/safe"]) {
+          const response = await fetch(running.url + path);
+          assert.deepEqual(await response.json(), { html: "own" }, path);
+          const documented = documentedResponse(document, path, "get", 200);
+          assert.equal(documented.content, undefined, path);
         }
         await SwaggerParser.validate(structuredClone(document));
       } finally {
