@@ -13,7 +13,7 @@ import {
   type NestInterceptor,
 } from "@nestjs/common";
 import { ApplicationConfig } from "@nestjs/core";
-import { map, type Observable } from "rxjs";
+import { map, type Observable, takeLast } from "rxjs";
 import { beginPagination, Responder } from "../responder.ts";
 import {
   countWhenClosed,
@@ -79,11 +79,15 @@ export class SafeResponseInterceptor implements NestInterceptor {
       setSuccessHeaders(request, response, responder.routeHeaders(exchange, plan));
       return next.handle();
     }
-    return next.handle().pipe(map((result) => {
-      const reply = responder.success(result, exchange, phase);
-      setSuccessHeaders(request, response, reply.headers);
-      // No envelope with a null body status: Nest then sends no body and no Content-Type
-      return reply.wrapped && reply.nullBody ? undefined : reply.body;
-    }));
+    // Nest sends an Observable's last value (`lastValueFrom`): only it is wrapped and sets headers.
+    return next.handle().pipe(
+      takeLast(1),
+      map((result) => {
+        const reply = responder.success(result, exchange, phase);
+        setSuccessHeaders(request, response, reply.headers);
+        // No envelope with a null body status: Nest then sends no body and no Content-Type
+        return reply.wrapped && reply.nullBody ? undefined : reply.body;
+      }),
+    );
   }
 }

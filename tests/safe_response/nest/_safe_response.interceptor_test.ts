@@ -21,7 +21,7 @@ import {
   Res,
   StreamableFile,
 } from "@nestjs/common";
-import { lastValueFrom, of } from "rxjs";
+import { from, lastValueFrom, of } from "rxjs";
 import { resolveSettings, Responder } from "../../../safe_response/mod.ts";
 import {
   Deprecated,
@@ -67,6 +67,16 @@ class ReplyController {
   @Deprecated({ since: "2026-01-01T00:00:00Z" })
   page() {
     return { data: [1, 2], total: 6, page: 2, limit: 2 };
+  }
+
+  /** An Observable of two pages: Nest sends the last value. */
+  @Get("pages")
+  @Paginated({ links: true, linkHeader: true })
+  pages() {
+    return from([
+      { data: [1], total: 10, page: 1, limit: 1 },
+      { data: [5], total: 10, page: 5, limit: 1 },
+    ]);
   }
 }
 
@@ -141,6 +151,21 @@ for (const adapter of ADAPTERS) {
         const own = await getJson(url, "/safe-class/own");
         assert.equal(own.status, 202, "a method's own SafeResponse() keeps its status");
         assert.deepEqual(own.body.data, ["own"]);
+      } finally {
+        await close();
+      }
+    });
+
+    it("an Observable of several values: only the last, which Nest sends, sets the headers (its Link agrees with its body)", async () => {
+      const { url, close } = await boot(ReplyModule, adapter);
+      try {
+        const { body, headers } = await getJson(url, "/e/pages?page=5&limit=1");
+        const meta = body.meta as { pagination: { page: number } };
+        assert.equal(meta.pagination.page, 5);
+        const link = headers.get("link") ?? "";
+        assert.match(link, /page=6&limit=1>; rel="next"/);
+        assert.match(link, /page=4&limit=1>; rel="prev"/);
+        assert.doesNotMatch(link, /page=2&limit=1>; rel="next"/, "the first value's links");
       } finally {
         await close();
       }
