@@ -513,8 +513,9 @@ export interface ApiKeyHashReport {
  * A record of another system to import (`ApiKeysService.importKeys`): the
  * fields of `ApiKeyRecord` as an export has them. Dates may be `Date`s or
  * ISO 8601 strings (as in JSON); scopes may be `resource:level` strings or
- * `Scope` objects. The fields of rotation are not imported; a record with a
- * field not listed here is refused (an error naming it).
+ * `Scope` objects. A rotated record's `rotatedAt` and `replacedByKeyId` are
+ * imported together (both or neither); a record with a field not listed here
+ * is refused (an error naming it).
  */
 export interface ImportApiKeyRecord {
   /**
