@@ -1393,7 +1393,8 @@ if (DATABASE_URL) {
     it("a batch beside the sweep: an expired row deleteExpired removes after the batch's insert found it, before its lock, is created again; every check answered, no row left unreadable (0035)", async () => {
       const { store, close } = await openStore("postgres");
       const holder = new pg.Client({ connectionString: DATABASE_URL });
-      await holder.connect();
+      const watcher = new pg.Client({ connectionString: DATABASE_URL });
+      await Promise.all([holder.connect(), watcher.connect()]);
       const windowMs = 60_000;
       // Three rows in the batch's lock order: the first held elsewhere, the second expired (the
       // sweep's), the third counted before (its ring must stay where it is).
@@ -1427,9 +1428,10 @@ if (DATABASE_URL) {
             deadline,
           })),
         );
-        // The batch inserted (finding every row) and waits on the first row's lock.
+        // The batch inserted (finding every row) and waits on the first row's lock. Watched from
+        // a connection of its own: inside the holder's transaction pg_stat_activity is one snapshot.
         const waiting = async () => {
-          const { rows } = await holder.query(
+          const { rows } = await watcher.query(
             "SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' " +
               "AND query LIKE '%rate_limit_bucket_batch%'",
           );
@@ -1470,7 +1472,7 @@ if (DATABASE_URL) {
           swept,
           third,
         ]]);
-        await Promise.all([close(), holder.end()]);
+        await Promise.all([close(), holder.end(), watcher.end()]);
       }
     });
 
