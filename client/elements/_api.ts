@@ -102,7 +102,8 @@ async function boundedText(response: Response): Promise<string | null> {
 
 /**
  * The request's headers, the token awaited until `signal` aborts: `TOKEN_ERROR`, nothing sent, when
- * `getToken` fails or is late, or a header cannot be sent as it is (a token with a line break).
+ * `getToken` fails, is late or answers no token (not a non-empty string), or a header cannot be
+ * sent as it is (a token with a line break).
  */
 async function headersOf(
   auth: Auth,
@@ -116,7 +117,9 @@ async function headersOf(
     if (json) headers.set("Content-Type", "application/json");
     if (auth.getToken) {
       const late = new Promise<never>((_, reject) => signal.addEventListener("abort", reject));
-      headers.set("Authorization", `Bearer ${await Promise.race([auth.getToken(), late])}`);
+      const token: unknown = await Promise.race([auth.getToken(), late]);
+      if (typeof token !== "string" || token === "") throw new TypeError("no token");
+      headers.set("Authorization", `Bearer ${token}`);
     }
     return headers;
   } catch {

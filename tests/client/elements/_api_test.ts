@@ -137,11 +137,16 @@ describe("client/elements/_api.ts", () => {
     assert.equal(seen.length, count, "no request without a token");
   });
 
-  it("a token (or a CSRF header) no header can carry is TOKEN_ERROR, nothing sent, its answer not lost", async () => {
+  it("no token, or a token (or a CSRF header) no header can carry, is TOKEN_ERROR, nothing sent, its answer not lost", async () => {
     const count = seen.length;
     const unsendable = [
       { ...auth, getToken: () => "<html>\n<body>Sign in</body></html>" },
       { ...auth, getToken: () => Promise.resolve("t\u0100") },
+      // No token at all (a signed-out session's `undefined`, `null` or ""): not `Bearer undefined`.
+      { ...auth, getToken: () => undefined as unknown as string },
+      { ...auth, getToken: () => Promise.resolve(null as unknown as string) },
+      { ...auth, getToken: () => "" },
+      { ...auth, getToken: () => 42 as unknown as string },
       { ...auth, csrf: ["bad header", "v"] as const },
       { ...auth, csrf: ["X-Intent", "a\nb"] as const },
     ];
