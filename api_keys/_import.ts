@@ -182,6 +182,10 @@ function validateImport(
   ) {
     fail("replacedByKeyId", "must name the key that replaced it, with rotatedAt (or both null)");
   }
+  // The old record's expiry is its grace end (spec, `rotate`): without one it stays valid forever.
+  if (rotatedAt !== null && (r.expiresAt ?? null) === null) {
+    fail("expiresAt", "must be the grace end of a rotated key (rotatedAt is set)");
+  }
   const valid = validateCreateInput({
     tenantId: r.tenantId as string,
     name: r.name as string,

@@ -368,6 +368,22 @@ describe("importKeys", () => {
     assert.deepEqual([again.imported, again.skipped, again.errors.length], [0, 2, 0]);
   });
 
+  it("refuses a rotated row without its grace end (expiresAt): it would stay valid forever beside its successor", async () => {
+    const { keys, rows } = nestarcExport(1);
+    const when = "2029-06-01T00:00:00.000Z";
+    const { service, storage } = makeService({ cache: false, ...LEGACY });
+    for (const expiresAt of [null, undefined]) {
+      const result = await service.importKeys(
+        [{ ...rows[0], rotatedAt: when, replacedByKeyId: "n-2", expiresAt }] as never,
+      );
+      assert.equal(result.imported, 0);
+      assert.deepEqual(result.errors.map(({ index, message }) => [index, message]), [
+        [0, "Invalid expiresAt: must be the grace end of a rotated key (rotatedAt is set)"],
+      ]);
+    }
+    assert.equal(await storage.findByPrefix(keys[0].prefix), null);
+  });
+
   it("refuses a record with unknown fields, naming them and never a value", async () => {
     const { keys, rows } = nestarcExport(4);
     const when = "2024-01-01T00:00:00.000Z";
