@@ -1,7 +1,19 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { eventually } from "../../eventually.ts";
-import { Controller, Get, Inject, Injectable, Module, NotFoundException } from "@nestjs/common";
+import {
+  type ArgumentsHost,
+  Catch,
+  Controller,
+  type ExceptionFilter,
+  Get,
+  Inject,
+  Injectable,
+  Module,
+  NotFoundException,
+  UseFilters,
+} from "@nestjs/common";
+import { APP_FILTER } from "@nestjs/core";
 import { SafeResponseModule } from "../../../safe_response/nest/safe_response.module.ts";
 import { RawResponse } from "../../../safe_response/nest/safe_response.decorators.ts";
 import { SafeEndpoint } from "../../../safe_response/openapi/mod.ts";
@@ -288,4 +300,72 @@ describe("without emitDecoratorMetadata", () => {
       }
     }
   });
+});
+
+class TeapotError extends Error {}
+
+/** An app's own filter for its own error: a 418 of its own shape. */
+@Catch(TeapotError)
+class TeapotFilter implements ExceptionFilter {
+  catch(_error: TeapotError, host: ArgumentsHost) {
+    const response = host.switchToHttp().getResponse();
+    const body = JSON.stringify({ teapot: true });
+    // Express's `status().json()`, Fastify's `code().send()`.
+    if (typeof response.code === "function") {
+      response.code(418).header("content-type", "application/json").send(body);
+    } else response.status(418).json({ teapot: true });
+  }
+}
+
+@Controller("teapot")
+class TeapotController {
+  @Get()
+  brew() {
+    throw new TeapotError("short and stout");
+  }
+
+  @Get("scoped")
+  @UseFilters(TeapotFilter)
+  scoped() {
+    throw new TeapotError("short and stout");
+  }
+}
+
+describe("the app's own exception filters (docs/safe-response-nest.md)", () => {
+  @Module({
+    imports: [SafeResponseModule.register()],
+    controllers: [TeapotController],
+    providers: [{ provide: APP_FILTER, useClass: TeapotFilter }],
+  })
+  class RootFilterModule {}
+
+  for (const adapter of ADAPTERS) {
+    it(`an APP_FILTER of the root module is answered by the module's catch-all; @UseFilters and useGlobalFilters run first (${adapter})`, async () => {
+      const root = await boot(RootFilterModule, adapter);
+      try {
+        const shadowed = await getJson(root.url, "/teapot");
+        assert.equal(shadowed.status, 500);
+        assert.equal((shadowed.body.error as { code: string }).code, "INTERNAL_SERVER_ERROR");
+        const scoped = await getJson(root.url, "/teapot/scoped");
+        assert.deepEqual([scoped.status, scoped.body], [418, { teapot: true }]);
+      } finally {
+        await root.close();
+      }
+      const global = await boot(RootFilterModule, adapter, {
+        before: (app) => app.useGlobalFilters(new TeapotFilter()),
+      });
+      try {
+        const answered = await getJson(global.url, "/teapot");
+        assert.deepEqual([answered.status, answered.body], [418, { teapot: true }]);
+        const other = await getJson(global.url, "/missing-route");
+        assert.equal(
+          (other.body.error as { code: string }).code,
+          "NOT_FOUND",
+          "the rest still ours",
+        );
+      } finally {
+        await global.close();
+      }
+    });
+  }
 });
