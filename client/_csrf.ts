@@ -18,10 +18,10 @@ const HEADER_NAME = /^[A-Za-z0-9-]{1,64}$/;
 const HEADER_VALUE = /^[!-~](?:[ -~]*[!-~])?$/;
 
 /**
- * Names no CSRF header may have (Fetch standard): the CORS-safelisted ones,
- * which a cross-site page sends without a preflight, then the forbidden ones,
- * which a page cannot set (the method overrides included; `proxy-` and `sec-`
- * names are refused by prefix).
+ * Names no CSRF header may have: the CORS-safelisted ones, which a cross-site
+ * page sends without a preflight (the Fetch standard's, then Chromium's own
+ * extras), then the forbidden ones, which a page cannot set (the method
+ * overrides included; `proxy-` and `sec-` names are refused by prefix).
  */
 const REFUSED_NAMES: readonly string[] = [
   "accept",
@@ -29,6 +29,13 @@ const REFUSED_NAMES: readonly string[] = [
   "content-language",
   "content-type",
   "range",
+  "intervention",
+  "save-data",
+  "device-memory",
+  "dpr",
+  "width",
+  "viewport-width",
+  "x-devtools-emulate-network-conditions-client-id",
   "accept-charset",
   "accept-encoding",
   "access-control-request-headers",

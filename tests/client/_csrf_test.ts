@@ -30,6 +30,16 @@ describe("csrfOf", () => {
 
   it("refuses a name a cross-site page sends without a preflight (CORS-safelisted), or a page cannot set (forbidden)", () => {
     const safelisted = ["Accept", "accept-language", "Content-Language", "CONTENT-TYPE", "Range"];
+    // Chromium's extra safelisted names (`IsCorsSafelistedHeader`): sent cross-site, no preflight.
+    const chromium = [
+      "Intervention",
+      "Save-Data",
+      "Device-Memory",
+      "DPR",
+      "Width",
+      "Viewport-Width",
+      "X-DevTools-Emulate-Network-Conditions-Client-Id",
+    ];
     const forbidden = [
       "Accept-Charset",
       "Accept-Encoding",
@@ -59,7 +69,7 @@ describe("csrfOf", () => {
       "X-HTTP-Method-Override",
       "X-Method-Override",
     ];
-    for (const header of [...safelisted, ...forbidden]) {
+    for (const header of [...safelisted, ...chromium, ...forbidden]) {
       assert.throws(() => csrfOf({ header }), TypeError, header);
     }
     for (const header of ["X-Csrf", "Accepts", "Secret", "Proxy", "Rangefinder", "X-Range"]) {
