@@ -1111,10 +1111,11 @@ export class RequestLimits {
     if (result.allowed) return answers as ApiKeyContext;
     // A policy's refusal takes its code when both deny (its Retry-After waits for the balance too).
     const limited = answers.rateLimitResults?.some((r) => !r.allowed) ?? false;
-    // (A local share's limit lasts only while the store is down: the request fits again after.)
-    if (limited && result.outcome !== "local") {
+    // Against the policy's own limit: a local share's (the store down) lasts only while it is down.
+    if (limited) {
       result.policies.forEach((r, i) => {
-        if (!r.allowed && (cost ?? check.policies[i].cost) > r.limit) NEVER_FITS.add(r);
+        const policy = check.policies[i];
+        if (!r.allowed && (cost ?? policy.cost) > policy.limit) NEVER_FITS.add(r);
       });
     }
     if (limited) {

@@ -341,6 +341,11 @@ describe("rate limits in authorize", () => {
       rateLimitHeaders(await denial(service.authorize(costly.key, { cost: 3 })), true),
     );
     assert.equal(over.get("Retry-After"), "60");
+    // A cost over the policy's own limit never fits, the store up or down: no Retry-After.
+    const never = new Map(
+      rateLimitHeaders(await denial(service.authorize(costly.key, { cost: 5 })), true),
+    );
+    assert.equal(never.get("Retry-After"), undefined);
     const funded = await service.create({
       tenantId: "t1",
       name: "ci",
