@@ -6,6 +6,7 @@
  * @module
  */
 import { type ApplicationConfig, type ModulesContainer, Reflector } from "@nestjs/core";
+import { assertChargedRoute } from "../metering/_limits.ts";
 import type { AuthorizeOptions, Environment, RequiredScope } from "../types.ts";
 import {
   API_KEYS_ENVIRONMENT_METADATA,
@@ -70,9 +71,27 @@ function skipped(handler: Target, controller: Target): boolean {
 }
 
 /**
- * The route's `RequireEnvironment`, `RequireScope` and `RateLimit` (the method's over the
- * controller's); `undefined` under `SkipApiKey`, unless a requirement is nearer the route
- * (`skipped`).
+ * The route's `RateLimit`, the controller's and the method's merged field by field (the method's
+ * `rateLimits` and `cost` win; its `rateLimits: false` drops the controller's cost), as Fetch's
+ * `require` merges. Throws a `TypeError` naming the route for a cost under `rateLimits: false`.
+ */
+function rateLimitOf(reflector: Reflector, handler: Target, controller: Target): RouteRequirements {
+  type RateLimit = RouteRequirements | undefined;
+  const method = reflector.get<RateLimit>(API_KEYS_RATE_LIMIT_METADATA, handler);
+  const merged: RouteRequirements = {
+    ...(method?.rateLimits === false
+      ? undefined
+      : reflector.get<RateLimit>(API_KEYS_RATE_LIMIT_METADATA, controller)),
+    ...method,
+  };
+  assertChargedRoute(merged, `RateLimit on ${controller.name}.${handler.name}`);
+  return merged;
+}
+
+/**
+ * The route's `RequireEnvironment`, `RequireScope` (the method's over the controller's) and
+ * `RateLimit` (`rateLimitOf`); `undefined` under `SkipApiKey`, unless a requirement is nearer
+ * the route (`skipped`).
  */
 export function routeRequirementsOf(
   reflector: Reflector,
@@ -89,11 +108,7 @@ export function routeRequirementsOf(
     API_KEYS_SCOPE_METADATA,
     targets,
   );
-  const rateLimit = reflector.getAllAndOverride<RouteRequirements | undefined>(
-    API_KEYS_RATE_LIMIT_METADATA,
-    targets,
-  );
-  const requirements: RouteRequirements = { ...rateLimit };
+  const requirements = rateLimitOf(reflector, handler, controller);
   if (environment !== undefined) requirements.requiredEnvironment = environment;
   if (scope !== undefined) requirements.requiredScope = scope;
   return requirements;
@@ -145,19 +160,17 @@ function* routeHandlers(controller: Target): Generator<[string, Target]> {
  * `Controller.method` of every route in `modules` with requirements (`routeRequirementsOf`) and
  * no `guard` (`ApiKeysGuard`, passed in: the guard imports this file) on it: none in the app's
  * global guards (`APP_GUARD` providers of any module, `app.useGlobalGuards`, all in `config` once
- * the app is created), none in `@UseGuards` on its controller or method.
+ * the app is created), none in `@UseGuards` on its controller or method. Every route's
+ * requirements are read, guarded or not: a `TypeError` at start for a class's and a method's
+ * `RateLimit` that clash (`rateLimitOf`).
  */
 export function unguardedRoutes(
   modules: ModulesContainer,
   config: ApplicationConfig,
   guard: Target,
 ): string[] {
-  if (
-    config.getGlobalGuards().some((global) => isGuardOf(guard, global)) ||
-    config.getGlobalRequestGuards().some((wrapper) => isGuardOf(guard, wrapper.metatype))
-  ) {
-    return [];
-  }
+  const global = config.getGlobalGuards().some((global) => isGuardOf(guard, global)) ||
+    config.getGlobalRequestGuards().some((wrapper) => isGuardOf(guard, wrapper.metatype));
   const reflector = new Reflector();
   const controllers = new Set<Target>();
   for (const entry of modules.values()) {
@@ -167,11 +180,10 @@ export function unguardedRoutes(
   }
   const found: string[] = [];
   for (const controller of controllers) {
-    if (guardedByMetadata(guard, controller)) continue;
+    const guarded = global || guardedByMetadata(guard, controller);
     for (const [name, handler] of routeHandlers(controller)) {
-      if (guardedByMetadata(guard, handler)) continue;
       const requirements = routeRequirementsOf(reflector, handler, controller);
-      if (requirements === undefined) continue;
+      if (guarded || guardedByMetadata(guard, handler) || requirements === undefined) continue;
       // Any requirement counts, but `rateLimits: false` alone (`onlyUncounted`).
       if (Object.keys(requirements).length > (onlyUncounted(requirements) ? 1 : 0)) {
         found.push(`${controller.name}.${name}`);

@@ -356,7 +356,9 @@ export class ApiKeysModule {
 
   /**
    * Warns once (from the app's first instance of the module) when routes with `RequireScope`,
-   * `RequireEnvironment` or `RateLimit` have no `ApiKeysGuard`, naming them. At bootstrap every
+   * `RequireEnvironment` or `RateLimit` have no `ApiKeysGuard`, naming them; throws a
+   * `TypeError` naming a route whose controller's and method's `RateLimit` clash (a cost under
+   * `RateLimit(false)`), which the guard would refuse at every request. At bootstrap every
    * global guard is known: `APP_GUARD` providers join them when the app is created, and
    * `app.useGlobalGuards` runs before `init()`/`listen()`, which run this hook (the routes take
    * the global guards when registered, just before). An app without HTTP serves no route.

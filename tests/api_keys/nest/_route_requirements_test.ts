@@ -387,6 +387,53 @@ describe("SkipApiKey on a controller yields to a requirement nearer the route (f
 });
 
 describe("routeRequirementsOf and unguardedRoutesLine", () => {
+  it("merges a class's and a method's RateLimit field by field (the method's fields win), as Fetch's require does", () => {
+    const own = [{ name: "export", limit: 2, windowMs: 3_600_000 }];
+    @RateLimit(own)
+    class Reports {
+      @RateLimit(undefined, { cost: 1 })
+      priced() {}
+      @RateLimit("hourly")
+      named() {}
+      @RateLimit(false)
+      uncounted() {}
+      plain() {}
+    }
+    @RateLimit(undefined, { cost: 10 })
+    class Priced {
+      @RateLimit("hourly")
+      named() {}
+      @RateLimit(false)
+      uncounted() {}
+    }
+    const reflector = new Reflector();
+    const of = (type: Type, name: string) => {
+      const route = routeRequirementsOf(reflector, type.prototype[name], type);
+      const limits = route?.rateLimits;
+      // A route's own policy as given (compiled, it carries its default cost too).
+      return Array.isArray(limits) && typeof limits[0] === "object"
+        ? { ...route, rateLimits: own }
+        : route;
+    };
+    assert.deepEqual(of(Reports, "priced"), { rateLimits: own, cost: 1 });
+    assert.deepEqual(of(Reports, "named"), { rateLimits: ["hourly"] });
+    assert.deepEqual(of(Reports, "uncounted"), { rateLimits: false });
+    assert.deepEqual(of(Reports, "plain"), { rateLimits: own });
+    assert.deepEqual(of(Priced, "named"), { rateLimits: ["hourly"], cost: 10 });
+    // A method that counts nothing drops its class's cost (never charged).
+    assert.deepEqual(of(Priced, "uncounted"), { rateLimits: false });
+    // A cost under a class that counts nothing is never charged: refused, naming the route.
+    @RateLimit(false)
+    class Quiet {
+      @RateLimit(undefined, { cost: 5 })
+      priced() {}
+    }
+    assert.throws(() => of(Quiet, "priced"), {
+      name: "TypeError",
+      message: /^RateLimit on Quiet\.priced: a cost with rateLimits false is never charged/,
+    });
+  });
+
   it("reads a route's requirements (none on a plain route, undefined under SkipApiKey)", () => {
     const reflector = new Reflector();
     const { prototype } = OrdersController;

@@ -228,3 +228,66 @@ describe("routes that must not spend, routes naming no policy (issue 40)", () =>
     });
   }
 });
+
+/** A controller-wide policy of its own, a method adjusting only the cost. */
+@Controller("reports")
+@UseGuards(ApiKeysGuard)
+@RateLimit([{ name: "export", limit: 2, windowMs: 3_600_000 }])
+class ReportsController {
+  @Get()
+  @RateLimit(undefined, { cost: 1 })
+  priced() {
+    return { ok: "priced" };
+  }
+}
+
+@Controller("quiet")
+@RateLimit(false)
+class QuietController {
+  @Get()
+  @RateLimit(undefined, { cost: 5 })
+  priced() {
+    return { ok: "never charged" };
+  }
+}
+
+for (const platform of PLATFORMS) {
+  describe(`RateLimit on a controller and its method over ${platform}`, () => {
+    it("the method's fields win, the controller's others stay: its own policy still refuses", async () => {
+      const limiter = createRateLimiter({ store: createMemoryRateLimitStore(), logger: () => {} });
+      @Module({
+        imports: [ApiKeysModule.forRoot(moduleOptions({ limiter }))],
+        controllers: [ReportsController],
+      })
+      class AppModule {}
+      const running = await boot(AppModule, platform);
+      try {
+        const { key } = await issue(running.service);
+        const statuses = [];
+        for (let i = 0; i < 3; i++) {
+          const answer = await running.request("/reports", { headers: { "x-api-key": key } });
+          statuses.push([answer.status, answer.headers.get("ratelimit-policy")]);
+        }
+        assert.deepEqual(statuses, [
+          [200, '"export";q=2;w=3600'],
+          [200, '"export";q=2;w=3600'],
+          [429, '"export";q=2;w=3600'],
+        ]);
+      } finally {
+        await running.close();
+      }
+    });
+
+    it("a cost under its controller's RateLimit(false) fails the start, naming the route", async () => {
+      @Module({
+        imports: [ApiKeysModule.forRoot(moduleOptions())],
+        controllers: [QuietController],
+      })
+      class AppModule {}
+      await assert.rejects(
+        boot(AppModule, platform),
+        /^TypeError: RateLimit on QuietController\.priced: a cost with rateLimits false is never charged/,
+      );
+    });
+  });
+}
