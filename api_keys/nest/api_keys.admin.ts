@@ -26,6 +26,7 @@ import type { ApiKeysAdminHandler, ApiKeysAdminOptions } from "../admin/types.ts
 import { ApiKeysService } from "../service.ts";
 import type { LeakReportHttpRequest, LeakReportHttpResponse } from "./api_keys.leaks.ts";
 import { sendLeakReport } from "./api_keys.leaks.ts";
+import { sentBody } from "./_sent_body.ts";
 
 /**
  * What the admin controller reads of an Express or Fastify request; the
@@ -115,18 +116,7 @@ function bodyOf(request: AdminHttpRequest): Uint8Array | string | null | undefin
   const { headers, rawBody, body } = request;
   const parsed = body !== undefined &&
     ("raw" in request || (request as { readableEnded?: unknown }).readableEnded === true);
-  if (!parsed) {
-    // HTTP/2 (the request's `stream`, Node's `Http2Stream`): a body unless the headers ended the
-    // stream; HTTP/1.1 (RFC 9112 6.3): a length above 0, or chunked.
-    const node = ("raw" in request ? request.raw : request) as {
-      stream?: { endAfterHeaders: boolean };
-    };
-    const length = headers["content-length"];
-    const sent = node.stream !== undefined
-      ? !node.stream.endAfterHeaders
-      : headers["transfer-encoding"] !== undefined || (length !== undefined && length !== "0");
-    return sent ? undefined : null;
-  }
+  if (!parsed) return sentBody(request) ? undefined : null;
   const type = headers["content-type"];
   if (typeof type !== "string" || !JSON_BODY_TYPE.test(type)) return undefined;
   return rawBody instanceof Uint8Array ? rawBody : JSON.stringify(body);

@@ -8,6 +8,7 @@
  * @module
  */
 import type { LeakReportRequest, LeakReportResponse } from "../leaks/types.ts";
+import { sentBody } from "./_sent_body.ts";
 
 /** What `leakReportFromRequest` reads of an Express or Fastify request. */
 export interface LeakReportHttpRequest {
@@ -39,8 +40,8 @@ export interface LeakReportHttpResponse {
  * text), else a body left as a string, else empty. Throws a `TypeError` when
  * the body was parsed into an object and no raw body was kept (the signature
  * covers the exact bytes, so the app must enable `rawBody`), and when the
- * request sent a body (a non-zero `content-length`, or a `transfer-encoding`)
- * that no parser read, such as `text/plain` on Express without
+ * request sent a body (a non-zero `content-length`, a `transfer-encoding`, or
+ * over HTTP/2 a stream the headers did not end) that no parser read, such as `text/plain` on Express without
  * `app.useBodyParser("text")`: Nest answers 500 rather than a report that
  * revokes nothing, and the first such request is logged with `console.warn`.
  *
@@ -84,7 +85,7 @@ export function leakReportFromRequest(request: LeakReportHttpRequest): LeakRepor
   if (rawBody instanceof Uint8Array) bytes = rawBody;
   else if (typeof body === "string") bytes = body;
   else if (body === undefined || body === null) {
-    if (sentBody(headers)) throw unreadBody();
+    if (sentBody(request)) throw unreadBody();
     bytes = new Uint8Array(0);
   } else {
     throw new TypeError(
@@ -98,11 +99,6 @@ export function leakReportFromRequest(request: LeakReportHttpRequest): LeakRepor
       return Array.isArray(value) ? value.join(", ") : value;
     },
   };
-}
-
-/** Whether the request announced a body: a non-zero `content-length`, or a `transfer-encoding`. */
-function sentBody(headers: LeakReportHttpRequest["headers"]): boolean {
-  return headers["transfer-encoding"] !== undefined || Number(headers["content-length"]) > 0;
 }
 
 const UNREAD_BODY = "leakReportFromRequest: the request sent a body no parser read " +

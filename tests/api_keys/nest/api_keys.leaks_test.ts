@@ -1,6 +1,7 @@
 import "reflect-metadata";
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
+import http2 from "node:http2";
 import { Controller, type INestApplication, Inject, Module, Post, Req, Res } from "@nestjs/common";
 import { APP_GUARD, NestFactory } from "@nestjs/core";
 import type { NestExpressApplication } from "@nestjs/platform-express";
@@ -280,6 +281,58 @@ describe("a body Express did not parse (text/plain without useBodyParser('text')
     const response = await fetch(`${base}/report`, { method: "POST" });
     assert.equal(response.status, 202);
     await response.body?.cancel();
+  });
+});
+
+describe("a body Fastify left unparsed over HTTP/2 (no content-type, no content-length)", () => {
+  it("fails loudly (500) instead of a 202 that revokes nothing; a request without a body still 202", async () => {
+    const service = new ApiKeysService({
+      peppers: { 1: PEPPER },
+      storage: new InMemoryApiKeyStorage(),
+    });
+    const report = createPublicRevocationHandler({ service });
+    @Controller()
+    class ReportController {
+      @Post("report")
+      async report(@Req() req: LeakReportHttpRequest, @Res() res: LeakReportHttpResponse) {
+        sendLeakReport(res, await report(leakReportFromRequest(req)));
+      }
+    }
+    @Module({ controllers: [ReportController] })
+    class ReportModule {}
+    const app = await NestFactory.create(
+      ReportModule,
+      new FastifyAdapter({ http2: true } as ConstructorParameters<typeof FastifyAdapter>[0]),
+      { logger: false, abortOnError: false, rawBody: true },
+    );
+    await app.listen(0, "127.0.0.1");
+    const client = http2.connect(`http://127.0.0.1:${app.getHttpServer().address().port}`);
+    const warn = console.warn;
+    console.warn = () => {};
+    try {
+      const { key } = await service.create({ tenantId: "t1", name: "k", scopes: READ_ORDERS });
+      const post = (body: string | undefined) =>
+        new Promise<number>((resolve, reject) => {
+          const stream = client.request(
+            { ":method": "POST", ":path": "/report" },
+            { endStream: body === undefined },
+          );
+          let status = 0;
+          stream.on("response", (headers) => (status = Number(headers[":status"])));
+          stream.on("data", () => {});
+          stream.on("end", () => resolve(status));
+          stream.on("error", reject);
+          if (body !== undefined) stream.end(body);
+        });
+      assert.equal(await post(key), 500);
+      assert.equal(report.stats().received, 0);
+      await service.verify(key); // nothing was queued under a stand-in
+      assert.equal(await post(undefined), 202);
+    } finally {
+      console.warn = warn;
+      client.close();
+      await closeApp(app);
+    }
   });
 });
 
