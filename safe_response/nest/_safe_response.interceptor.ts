@@ -11,6 +11,7 @@ import {
   Inject,
   Injectable,
   type NestInterceptor,
+  StreamableFile,
 } from "@nestjs/common";
 import { ApplicationConfig } from "@nestjs/core";
 import { map, type Observable, takeLast } from "rxjs";
@@ -28,12 +29,22 @@ import {
 import { requestVersion } from "./_versioning.ts";
 
 /**
+ * Binary data as Nest sends it as bytes on both adapters (a `StreamableFile`: Express's adapter
+ * would send a `Buffer` as JSON, Fastify an `ArrayBuffer` as `{}`); any other result as it is.
+ */
+function bytesOf(body: unknown): unknown {
+  if (!(body instanceof Uint8Array || body instanceof ArrayBuffer)) return body;
+  const bytes = body instanceof ArrayBuffer ? new Uint8Array(body) : body;
+  return new StreamableFile(bytes, { length: bytes.byteLength });
+}
+
+/**
  * Wraps every HTTP handler result in the success envelope (installed globally
  * by `SafeResponseModule`). Non-HTTP contexts, `RawResponse` routes, routes
  * Nest answers itself (`@Redirect`, `@Render`, `@Sse`) or whose handler sends
  * its own response (`@Res()`, `@Next()`, no passthrough), routes that set a
  * non-JSON `Content-Type` (`@Header`) and `StreamableFile`/`Buffer`/stream
- * results pass through unwrapped; a success with a 1xx, 204, 205 or 304
+ * results pass through unwrapped (binary data sent as its bytes on both adapters); a success with a 1xx, 204, 205 or 304
  * status is sent with no body. A request it already answers (the module
  * registered twice) passes through the second one unchanged.
  * @example
@@ -86,7 +97,8 @@ export class SafeResponseInterceptor implements NestInterceptor {
         const reply = responder.success(result, exchange, phase);
         setSuccessHeaders(request, response, reply.headers);
         // No envelope with a null body status: Nest then sends no body and no Content-Type
-        return reply.wrapped && reply.nullBody ? undefined : reply.body;
+        if (reply.wrapped) return reply.nullBody ? undefined : reply.body;
+        return bytesOf(reply.body);
       }),
     );
   }

@@ -169,6 +169,28 @@ class OwnTypeController {
   vendor() {
     return { a: 1 };
   }
+
+  @Get("buffer")
+  @Deprecated({ since: "2026-01-01T00:00:00Z" })
+  buffer() {
+    return Buffer.from("raw\x00bytes");
+  }
+
+  @Get("uint8array")
+  uint8array() {
+    return new TextEncoder().encode("raw\x00bytes");
+  }
+
+  @Get("arraybuffer")
+  arraybuffer() {
+    return new TextEncoder().encode("raw\x00bytes").buffer;
+  }
+
+  @Get("image.png")
+  @Header("Content-Type", "image/png")
+  png() {
+    return Buffer.from([0x89, 0x50, 0x4e, 0x47]);
+  }
 }
 
 /** Sets rate-limit headers before the route, as `ApiKeysGuard` does. */
@@ -334,6 +356,34 @@ for (const adapter of ADAPTERS) {
         assert.equal(
           (vendor.body.meta as { rateLimit: { remaining: number } }).rateLimit.remaining,
           4,
+        );
+      } finally {
+        await app.close();
+      }
+    });
+  });
+
+  describe(`binary results (${adapter})`, () => {
+    it("a Buffer, Uint8Array or ArrayBuffer is sent as its bytes (never JSON), the route's headers kept", async () => {
+      const app = await bootApp(adapter);
+      try {
+        for (const path of ["buffer", "uint8array", "arraybuffer"]) {
+          const response = await fetch(`${app.url}/s/${path}`, {
+            headers: { "X-Request-Id": "rid-1" },
+          });
+          const bytes = new Uint8Array(await response.arrayBuffer());
+          assert.equal(response.status, 200, path);
+          assert.deepEqual(bytes, new TextEncoder().encode("raw\x00bytes"), path);
+          assert.equal(response.headers.get("content-type"), "application/octet-stream", path);
+          assert.equal(response.headers.get("content-length"), String(bytes.length), path);
+          assert.equal(response.headers.get("x-request-id"), "rid-1", path);
+          if (path === "buffer") assert.equal(response.headers.get("deprecation"), DEPRECATION);
+        }
+        const png = await fetch(`${app.url}/s/image.png`);
+        assert.equal(png.headers.get("content-type"), "image/png");
+        assert.deepEqual(
+          new Uint8Array(await png.arrayBuffer()),
+          new Uint8Array([0x89, 0x50, 0x4e, 0x47]),
         );
       } finally {
         await app.close();
