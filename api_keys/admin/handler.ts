@@ -98,6 +98,42 @@ function escalationRefused(
   );
 }
 
+/** The fields of an `Escalation`, each a list of strings. */
+const ESCALATION_FIELDS: ReadonlySet<string> = new Set([
+  "environment",
+  "scopes",
+  "allowedIpCidrs",
+  "expiresAt",
+  "rateLimits",
+  "credits",
+]);
+
+/**
+ * A custom policy's refusal as the 403 sends it: a copy of its `Escalation` fields, each a list
+ * of strings. Anything else (another field, a value JSON cannot send) is the hook's failure.
+ */
+function policyAnswer(answer: unknown): Escalation {
+  const copy: Record<string, string[]> = {};
+  let usable: boolean;
+  try {
+    usable = typeof answer === "object" && answer !== null && !Array.isArray(answer) &&
+      Object.keys(answer).every((field) => {
+        const value: unknown = (answer as Record<string, unknown>)[field];
+        if (!ESCALATION_FIELDS.has(field) || !Array.isArray(value)) return false;
+        copy[field] = [...value];
+        return copy[field].every((entry) => typeof entry === "string");
+      });
+  } catch (error) {
+    throw new HookFailure(error); // a getter or a proxy that throws as it is read
+  }
+  if (!usable) {
+    throw new HookFailure(
+      new TypeError("options.policy must answer null or an Escalation (lists of strings)"),
+    );
+  }
+  return copy;
+}
+
 /** A failure of an app hook: always a 500, the error to `onError`. */
 class HookFailure {
   readonly error: unknown;
@@ -634,9 +670,7 @@ export function createApiKeysAdminHandler<R>(
       exceeds = await hook(() =>
         policy({ request: call.request, tenantId: call.tenantId, action, role, key })
       );
-      if (exceeds !== null && (typeof exceeds !== "object" || Array.isArray(exceeds))) {
-        throw new HookFailure(new TypeError("options.policy must answer null or an Escalation"));
-      }
+      if (exceeds !== null) exceeds = policyAnswer(exceeds);
     } else {
       const caller = await callerPowers(call);
       if (caller === null) {

@@ -1819,12 +1819,40 @@ describe("createApiKeysAdminHandler", () => {
       201,
       "billing:read is beyond the caller's key, allowed by the policy",
     );
-    for (const policy of [() => Promise.reject(new Error("x")), () => undefined as never]) {
+    const circular: Record<string, unknown> = { scopes: ["billing:read"] };
+    circular.self = circular;
+    const unusable = [
+      { scopes: [1n] }, // JSON cannot send it: the 403 itself would fail
+      circular,
+      { toJSON: () => "x" },
+      { scopes: "billing:read" }, // not a list
+      { scopes: ["billing:read"], note: "extra" }, // a field the answer does not have
+      {
+        get scopes(): string[] {
+          throw new Error("a getter that throws");
+        },
+      },
+    ];
+    for (
+      const policy of [
+        () => Promise.reject(new Error("x")),
+        () => undefined as never,
+        ...unusable.map((answer) => () => answer as never),
+      ]
+    ) {
       const failing = await setup({ policy });
       const answer = (await failing.call("DELETE", `/keys/${failing.reader.id}`))!;
       assert.equal(answer.status, 500);
       assert.equal(failing.errors.length, 1);
     }
+    // A usable answer is sent as its fields, copied.
+    const refusing = await setup({ policy: () => ({ scopes: ["billing:read"], credits: [] }) });
+    const refused = (await refusing.call("DELETE", `/keys/${refusing.reader.id}`))!;
+    assert.equal(refused.status, 403);
+    assert.deepEqual(JSON.parse(refused.body as string).error.details, {
+      key: "target",
+      exceeds: { scopes: ["billing:read"], credits: [] },
+    });
   });
 
   it("routing: other paths are undefined; a known path with another method is 405", async () => {
