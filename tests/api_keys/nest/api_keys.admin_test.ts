@@ -388,6 +388,51 @@ for (const platform of PLATFORMS) {
   });
 }
 
+describe("createApiKeysAdminController on Fastify: a key id over 100 characters", () => {
+  it("is Fastify's 414 under its default maxParamLength; served with maxParamLength 200 (docs/settings-page.md)", async () => {
+    const statuses: number[] = [];
+    for (const maxParamLength of [undefined, 200]) {
+      let next = 0;
+      const idFactory = () => `imported-${next++}-`.padEnd(200, "x"); // ids may have 200
+      @Module({
+        imports: [ApiKeysModule.forRoot(moduleOptions({ idFactory }))],
+        controllers: [guardedAdminController("admin")],
+      })
+      class AppModule {}
+      const app = await NestFactory.create(
+        AppModule,
+        new FastifyAdapter(maxParamLength === undefined ? {} : { maxParamLength }),
+        { logger: false },
+      );
+      await app.listen(0, "127.0.0.1");
+      try {
+        const service = app.get(ApiKeysService);
+        const admin = await service.create({
+          tenantId: "acme",
+          name: "admin",
+          scopes: [{ resource: "keys", level: "write" }, { resource: "projects", level: "write" }],
+        });
+        const target = await service.create({
+          tenantId: "acme",
+          name: "leaked",
+          scopes: [{ resource: "projects", level: "read" }],
+        });
+        assert.equal(target.id.length, 200);
+        const { port } = app.getHttpServer().address() as { port: number };
+        const response = await fetch(`http://127.0.0.1:${port}/admin/keys/${target.id}`, {
+          method: "DELETE",
+          headers: { "x-api-key": admin.key, "x-requested-with": "api-keys-manager" },
+        });
+        await response.body?.cancel();
+        statuses.push(response.status);
+      } finally {
+        await app.close();
+      }
+    }
+    assert.deepEqual(statuses, [414, 200]);
+  });
+});
+
 describe("createApiKeysAdminController on Fastify over HTTP/2", () => {
   it("reads a JSON body sent without content-length (HTTP/2 needs none); refuses one sent without a content-type, which Fastify leaves unparsed", async () => {
     const Admin = createApiKeysAdminController({
