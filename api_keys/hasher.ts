@@ -382,7 +382,12 @@ export function createHasher(
     );
   } else {
     config = SHA256_HASHER_CONFIGS.get(options.hasher as object);
-    if (config === undefined) throw new TypeError(`${labels.hasher} must be a Sha256Hasher`);
+    if (config === undefined) {
+      throw new TypeError(
+        `${labels.hasher} must be a Sha256Hasher of this copy of the library (an app loading ` +
+          "both its ESM and its CommonJS build has two)",
+      );
+    }
   }
   return new WebCryptoSha256Hasher(
     { [CONFIG]: config, [DIGEST_ON_EVERY_VERIFY]: digestOnEveryVerify } as unknown as HasherOptions,

@@ -11,6 +11,15 @@ import { LIBRARY_ERROR } from "./_library_error.ts";
 /** Brand of a `SafeException`, shared by every copy of the library. */
 export const SAFE_EXCEPTION: unique symbol = Symbol.for("@saferoute/api-kit/safe-exception");
 
+/** Brand of an `ErrorCatalog` (on its prototype), shared by every copy of the library. */
+export const ERROR_CATALOG: unique symbol = Symbol.for("@saferoute/api-kit/error-catalog");
+
+/** Whether `value` is an `ErrorCatalog` of any copy of the library. */
+export function isErrorCatalog(value: unknown): boolean {
+  return typeof value === "object" && value !== null &&
+    (value as { [ERROR_CATALOG]?: unknown })[ERROR_CATALOG] === true;
+}
+
 /** The fields a catalog exception carries (the 0.14 names read them). */
 interface SafeExceptionFields {
   readonly code: string;
@@ -62,8 +71,22 @@ interface DefinedCatalog {
 }
 
 /** The catalogs defined so far and still reachable (weakly held: a dropped catalog leaves). */
-const DEFINED = new Set<WeakRef<DefinedCatalog>>();
-const FORGET = new FinalizationRegistry<WeakRef<DefinedCatalog>>((ref) => DEFINED.delete(ref));
+interface Registry {
+  readonly defined: Set<WeakRef<DefinedCatalog>>;
+  readonly forget: FinalizationRegistry<WeakRef<DefinedCatalog>>;
+}
+
+/**
+ * One registry for every copy of the library in the process (an app loading both the ESM and the
+ * CommonJS build): an exception of one copy finds a catalog defined by the other.
+ */
+const REGISTRY = Symbol.for("@saferoute/api-kit/defined-catalogs");
+const { defined: DEFINED, forget: FORGET } = ((globalThis as { [REGISTRY]?: Registry })[
+  REGISTRY
+] ??= (() => {
+  const defined = new Set<WeakRef<DefinedCatalog>>();
+  return { defined, forget: new FinalizationRegistry((ref) => defined.delete(ref)) };
+})());
 
 /** Records `catalog` (a new `ErrorCatalog`) as defined. */
 export function rememberDefinedCatalog(catalog: DefinedCatalog): void {

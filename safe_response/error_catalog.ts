@@ -3,7 +3,12 @@
  * @module
  */
 import { isHttpStatus } from "./http_status.ts";
-import { initSafeException, rememberDefinedCatalog, SAFE_EXCEPTION } from "./_safe_exception.ts";
+import {
+  ERROR_CATALOG,
+  initSafeException,
+  rememberDefinedCatalog,
+  SAFE_EXCEPTION,
+} from "./_safe_exception.ts";
 
 /** One catalog entry. */
 export interface ErrorDefinition {
@@ -133,6 +138,8 @@ export class ErrorCatalog<K extends string = string> {
     return new SafeException(key, { ...options, catalog: this });
   }
 }
+
+Object.defineProperty(ErrorCatalog.prototype, ERROR_CATALOG, { value: true });
 
 /** A copy of the definition of `key` with only the known fields, or a `TypeError` naming it. */
 function validEntry(key: string, value: ErrorDefinition): ErrorDefinition {

@@ -6,10 +6,10 @@ import { HttpException } from "@nestjs/common";
 import {
   type CatalogErrorShape,
   catalogErrorShape,
-  ErrorCatalog,
+  type ErrorCatalog,
   type SafeExceptionOptions,
 } from "../error_catalog.ts";
-import { definedCatalogOf, initSafeException } from "../_safe_exception.ts";
+import { definedCatalogOf, initSafeException, isErrorCatalog } from "../_safe_exception.ts";
 
 /**
  * The core's catalog exception as a Nest `HttpException`. Its catalog is `options.catalog`, else
@@ -124,7 +124,7 @@ export type CatalogSafeException<K extends string> = new (
 export function createSafeException<K extends string>(
   catalog: ErrorCatalog<K>,
 ): CatalogSafeException<K> {
-  if (!(catalog instanceof ErrorCatalog)) {
+  if (!isErrorCatalog(catalog)) { // a catalog of either build (ESM, CommonJS) of the library
     throw new TypeError("createSafeException: the catalog must be made by defineErrors()");
   }
   return class extends SafeException<K> {

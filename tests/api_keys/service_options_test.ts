@@ -51,6 +51,11 @@ describe("ApiKeysServiceOptions (validated by compileSettings)", () => {
       () => compileSettings({ storage, hasher: { hash() {}, verify() {} } }),
       /^TypeError: ApiKeysServiceOptions\.hasher must be a Sha256Hasher/,
     );
+    // One of another copy of the library (an app mixing its ESM and CommonJS builds): said so.
+    assert.throws(
+      () => compileSettings({ storage, hasher: { hash() {}, verify() {} } }),
+      /of this copy of the library \(an app loading both its ESM and its CommonJS build has two\)/,
+    );
     assert.throws(
       () => compileSettings({ storage }),
       /^TypeError: ApiKeysServiceOptions\.peppers must be an object/,

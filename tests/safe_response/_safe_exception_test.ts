@@ -73,3 +73,16 @@ describe("definedCatalogOf", () => {
     assert.ok(other.has("TWICE"));
   });
 });
+
+describe("the registry of defined catalogs across copies of the library", () => {
+  it("a catalog defined by another copy (an app loading the ESM and the CommonJS build) is found", async () => {
+    // Another instance of this file, as a second copy of the library loads it.
+    const copy: typeof import("../../safe_response/_safe_exception.ts") = await import(
+      new URL("../../safe_response/_safe_exception.ts?another-copy", import.meta.url).href
+    );
+    const theirs = { has: (key: string) => key === "FROM_THE_OTHER_COPY", get: () => undefined };
+    copy.rememberDefinedCatalog(theirs);
+    assert.equal(definedCatalogOf("FROM_THE_OTHER_COPY"), theirs);
+    assert.equal(copy.definedCatalogOf("FROM_THE_OTHER_COPY"), theirs);
+  });
+});

@@ -18,6 +18,7 @@ import {
 import { catchError, type Observable } from "rxjs";
 import {
   defineErrors,
+  ErrorCatalog,
   isSafeException,
   resolveError,
   SafeException as CoreSafeException,
@@ -253,5 +254,17 @@ describe("seed 0.15: createSafeException(catalog)", () => {
       () => createSafeException({ USER_NOT_FOUND: { status: 404, message: "x" } } as never),
       /createSafeException: the catalog must be made by defineErrors\(\)/,
     );
+  });
+
+  it("takes a catalog of another copy of the library (an app loading the ESM and the CommonJS build)", async () => {
+    const copy: typeof import("../../../safe_response/error_catalog.ts") = await import(
+      new URL("../../../safe_response/error_catalog.ts?another-copy", import.meta.url).href
+    );
+    const Theirs = copy.defineErrors({ GONE_ELSEWHERE: { status: 410, message: "Gone" } });
+    assert.ok(!(Theirs instanceof ErrorCatalog), "another class");
+    const AppException = createSafeException(Theirs);
+    assert.equal(new AppException("GONE_ELSEWHERE").getStatus(), 410);
+    // Thrown without its catalog, its status is still found among the defined ones.
+    assert.equal(new SafeException("GONE_ELSEWHERE").getStatus(), 410);
   });
 });
