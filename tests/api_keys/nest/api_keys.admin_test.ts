@@ -257,11 +257,7 @@ for (const platform of PLATFORMS) {
         ["application/json;", '{"grace":"none"}', 400],
       ] as const;
       for (const [type, body, status] of cases) {
-        const leaked = await service.create({
-          tenantId: "acme",
-          name: "leaked",
-          scopes: [{ resource: "projects", level: "read" }],
-        });
+        const leaked = await acmeReader(service, "leaked");
         const answer = await call("POST", `/keys/${leaked.id}/rotate`, body, {
           ...CSRF,
           "content-type": type,
@@ -294,6 +290,24 @@ for (const platform of PLATFORMS) {
   });
 }
 
+/** Tenant acme's admin key: it may manage keys and grant `projects:write`. */
+function acmeAdmin(service: ApiKeysService) {
+  return service.create({
+    tenantId: "acme",
+    name: "admin",
+    scopes: [{ resource: "keys", level: "write" }, { resource: "projects", level: "write" }],
+  });
+}
+
+/** A key of tenant acme named `name`, reading projects: the one the admin acts on. */
+function acmeReader(service: ApiKeysService, name: string) {
+  return service.create({
+    tenantId: "acme",
+    name,
+    scopes: [{ resource: "projects", level: "read" }],
+  });
+}
+
 for (const platform of PLATFORMS) {
   describe(`createApiKeysAdminController (${platform}): a key id that needs escaping`, () => {
     let running: RunningApp;
@@ -314,16 +328,8 @@ for (const platform of PLATFORMS) {
 
     it("reads, renames and revokes it at the path the element sends (encodeURIComponent)", async () => {
       const { service } = running;
-      const admin = await service.create({
-        tenantId: "acme",
-        name: "admin",
-        scopes: [{ resource: "keys", level: "write" }, { resource: "projects", level: "write" }],
-      });
-      const target = await service.create({
-        tenantId: "acme",
-        name: "old",
-        scopes: [{ resource: "projects", level: "read" }],
-      });
+      const admin = await acmeAdmin(service);
+      const target = await acmeReader(service, "old");
       const { port } = running.app.getHttpServer().address() as { port: number };
       const send = async (method: string, body?: unknown) => {
         const response = await fetch(
@@ -407,16 +413,8 @@ describe("createApiKeysAdminController on Fastify: a key id over 100 characters"
       await app.listen(0, "127.0.0.1");
       try {
         const service = app.get(ApiKeysService);
-        const admin = await service.create({
-          tenantId: "acme",
-          name: "admin",
-          scopes: [{ resource: "keys", level: "write" }, { resource: "projects", level: "write" }],
-        });
-        const target = await service.create({
-          tenantId: "acme",
-          name: "leaked",
-          scopes: [{ resource: "projects", level: "read" }],
-        });
+        const admin = await acmeAdmin(service);
+        const target = await acmeReader(service, "leaked");
         assert.equal(target.id.length, 200);
         const { port } = app.getHttpServer().address() as { port: number };
         const response = await fetch(`http://127.0.0.1:${port}/admin/keys/${target.id}`, {
@@ -454,17 +452,9 @@ describe("createApiKeysAdminController on Fastify over HTTP/2", () => {
     const client = http2.connect(`http://127.0.0.1:${app.getHttpServer().address().port}`);
     try {
       const service = app.get(ApiKeysService);
-      const admin = await service.create({
-        tenantId: "acme",
-        name: "admin",
-        scopes: [{ resource: "keys", level: "write" }, { resource: "projects", level: "write" }],
-      });
+      const admin = await acmeAdmin(service);
       for (const [type, status] of [["application/json", 201], [undefined, 400]] as const) {
-        const leaked = await service.create({
-          tenantId: "acme",
-          name: "leaked",
-          scopes: [{ resource: "projects", level: "read" }],
-        });
+        const leaked = await acmeReader(service, "leaked");
         const answered = await new Promise<number>((resolve, reject) => {
           const stream = client.request({
             ":method": "POST",

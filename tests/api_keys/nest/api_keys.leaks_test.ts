@@ -210,6 +210,20 @@ for (const platform of PLATFORMS) {
   });
 }
 
+/** An app module whose `POST /report` hands each request to `report`, as docs/api-keys-nest.md does. */
+function reportModule(report: PublicRevocationHandler) {
+  @Controller()
+  class ReportController {
+    @Post("report")
+    async report(@Req() req: LeakReportHttpRequest, @Res() res: LeakReportHttpResponse) {
+      sendLeakReport(res, await report(leakReportFromRequest(req)));
+    }
+  }
+  @Module({ controllers: [ReportController] })
+  class ReportModule {}
+  return ReportModule;
+}
+
 describe("a body Express did not parse (text/plain without useBodyParser('text'))", () => {
   const service = new ApiKeysService({
     peppers: { 1: PEPPER },
@@ -220,15 +234,7 @@ describe("a body Express did not parse (text/plain without useBodyParser('text')
   let report: PublicRevocationHandler;
   before(async () => {
     report = createPublicRevocationHandler({ service });
-    @Controller()
-    class ReportController {
-      @Post("report")
-      async report(@Req() req: LeakReportHttpRequest, @Res() res: LeakReportHttpResponse) {
-        sendLeakReport(res, await report(leakReportFromRequest(req)));
-      }
-    }
-    @Module({ controllers: [ReportController] })
-    class ReportModule {}
+    const ReportModule = reportModule(report);
     app = await NestFactory.create(ReportModule, {
       logger: false,
       abortOnError: false,
@@ -291,15 +297,7 @@ describe("a body Fastify left unparsed over HTTP/2 (no content-type, no content-
       storage: new InMemoryApiKeyStorage(),
     });
     const report = createPublicRevocationHandler({ service });
-    @Controller()
-    class ReportController {
-      @Post("report")
-      async report(@Req() req: LeakReportHttpRequest, @Res() res: LeakReportHttpResponse) {
-        sendLeakReport(res, await report(leakReportFromRequest(req)));
-      }
-    }
-    @Module({ controllers: [ReportController] })
-    class ReportModule {}
+    const ReportModule = reportModule(report);
     const app = await NestFactory.create(
       ReportModule,
       new FastifyAdapter({ http2: true } as ConstructorParameters<typeof FastifyAdapter>[0]),
