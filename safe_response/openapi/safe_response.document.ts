@@ -165,7 +165,8 @@ export function applyGlobalErrors<T extends OpenApiDocumentLike, Context = unkno
         ...requestId,
         ...routeHeaders, // optional: a guard's refusal (before the interceptor) has none of them
         ...(success && linkHeader ? ["Link"] : []),
-        ...(success ? rateLimitHeaders : []),
+        // A 429 too: `ApiKeysGuard` (`xRateLimitHeaders`) sends them with its denial.
+        ...(success || status === "429" ? rateLimitHeaders : []),
         ...(STATUS_HEADERS[status] ?? []),
       ], descriptions);
     }
@@ -206,7 +207,7 @@ function documentSuccessStatus(operation: OperationLike): void {
   else if (typeof media === "string") success.content = { [media]: { schema: { type: "string" } } };
 }
 
-/** The rate-limit headers module option `rateLimit` reads (documented on a success), by name. */
+/** The rate-limit headers module option `rateLimit` reads (documented on a success and a 429), by name. */
 function rateLimitHeadersOf(
   rateLimit: SafeResponseSettings["rateLimit"],
 ): Record<string, OpenApiSchema> {

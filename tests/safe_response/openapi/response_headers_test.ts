@@ -246,6 +246,7 @@ describe("applyGlobalErrors: authentication and rate-limit headers", () => {
           "RateLimit",
           "RateLimit-Policy",
           "Retry-After",
+          ...limits, // ApiKeysGuard's `xRateLimitHeaders` sends them with its denial
           "X-Request-Id",
         ]);
         const statuses: number[] = [];
@@ -272,8 +273,11 @@ describe("applyGlobalErrors: authentication and rate-limit headers", () => {
     });
   }
 
-  it("documents the RateLimit and RateLimit-Policy fields of an API key guard's 429", async () => {
-    const options: SafeResponseModuleOptions = { swagger: { globalErrors: [429] } };
+  it("documents the RateLimit, RateLimit-Policy and X-RateLimit-* fields of an API key guard's 429", async () => {
+    const options: SafeResponseModuleOptions = {
+      rateLimit: true,
+      swagger: { globalErrors: [429] },
+    };
     @Controller("keyed")
     @UseGuards(ApiKeysGuard)
     class KeyedController {
@@ -286,7 +290,10 @@ describe("applyGlobalErrors: authentication and rate-limit headers", () => {
     @Module({
       imports: [
         SafeResponseModule.register(options),
-        apiKeysModule({ limiter: createRateLimiter({ logger: () => {} }) }),
+        apiKeysModule({
+          limiter: createRateLimiter({ logger: () => {} }),
+          xRateLimitHeaders: true,
+        }),
       ],
       controllers: [KeyedController],
     })
@@ -312,7 +319,16 @@ describe("applyGlobalErrors: authentication and rate-limit headers", () => {
           await response.body?.cancel();
           statuses.push(response.status);
           if (response.status !== 429) continue;
-          for (const name of ["ratelimit", "ratelimit-policy", "retry-after"]) {
+          for (
+            const name of [
+              "ratelimit",
+              "ratelimit-policy",
+              "retry-after",
+              "x-ratelimit-limit",
+              "x-ratelimit-remaining",
+              "x-ratelimit-reset",
+            ]
+          ) {
             assert.ok(response.headers.has(name), `${adapter}: the 429 carries ${name}`);
             assert.ok(documented.includes(name), `${adapter}: the 429 documents ${name}`);
           }
