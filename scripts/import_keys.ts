@@ -164,7 +164,20 @@ async function prismaStorage(url: string) {
         "migrations (prisma/migrations, 0006_api_key_layout among them) first",
     );
   }
-  return { storage: new PrismaApiKeyStorage(client, { storesLayout: true }), close };
+  const storage = new PrismaApiKeyStorage(client, { storesLayout: true });
+  try {
+    // The session check an app's `service.ready()` runs: a zone other than UTC (a role's or a
+    // database's default) would store every instant moved by its offset.
+    await storage.ready?.();
+  } catch (error) {
+    await close().catch(() => {});
+    fatal(
+      error instanceof TypeError
+        ? `${error.message}; nothing was imported`
+        : `cannot check the database session (${errorKind(error)}): nothing was imported`,
+    );
+  }
+  return { storage, close };
 }
 
 /**

@@ -271,6 +271,36 @@ if (databaseReady("legacy keys on PostgreSQL", unavailable)) {
       Deno.removeSync(path);
     });
 
+    it("the CLI refuses a session not in UTC (every instant would be stored moved); with TimeZone=UTC it imports them exact", async () => {
+      await reset();
+      const { keys, path } = exportFile(1, PEPPER_1);
+      const [line] = Deno.readTextFileSync(path).split("\n");
+      const expiresAt = "2031-06-01T12:00:00.000Z";
+      Deno.writeTextFileSync(path, JSON.stringify({ ...JSON.parse(line), expiresAt }) + "\n");
+      const args = ["--jsonl", path, "--legacy-key-layout", "nestarc-v0"];
+      // A role or database whose default zone is not UTC, as PGOPTIONS sets it here.
+      const env = {
+        API_KEY_PEPPERS: JSON.stringify({ 1: PEPPER_1 }),
+        DATABASE_URL: url!,
+        PGOPTIONS: "-c TimeZone=America/New_York",
+      };
+      const refused = await runImport(args, env);
+      assert.equal(refused.code, 2, refused.stderr);
+      assert.match(refused.stderr, /time zone is America\/New_York, not UTC/);
+      assert.match(refused.stderr, /nothing was imported/);
+      assert.equal(await prisma.apiKey.findUnique({ where: { prefix: keys[0].prefix } }), null);
+      const utc = new URL(url!);
+      utc.searchParams.set("options", "-c TimeZone=UTC");
+      const run = await runImport(args, { ...env, DATABASE_URL: utc.href });
+      assert.equal(run.code, 0, run.stderr);
+      const [stored] = await prisma.$queryRawUnsafe(
+        "SELECT (extract(epoch FROM expires_at) * 1000)::float8 AS at FROM api_keys WHERE prefix = $1",
+        keys[0].prefix,
+      ) as { at: number }[];
+      assert.equal(stored.at, Date.parse(expiresAt));
+      Deno.removeSync(path);
+    });
+
     it("the CLI imports into the schema DATABASE_URL names (?schema=, as prisma migrate deploy)", async () => {
       const schema = `import_${crypto.randomUUID().replaceAll("-", "")}`;
       // The table as the migrations made it, in a schema of this test's own.

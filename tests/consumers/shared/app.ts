@@ -229,6 +229,12 @@ export class OpsController {
     return "ok";
   }
 
+  /** Binary data: sent as its bytes, never JSON (on Express too). */
+  @Get("bytes")
+  bytes() {
+    return Buffer.from("raw\u0000bytes");
+  }
+
   /** The request id the handler sees on the response (set by the module's middleware). */
   @Get("request-id")
   requestId(@Res({ passthrough: true }) response: HeaderSink) {

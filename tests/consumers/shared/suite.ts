@@ -420,6 +420,13 @@ function problemDetailsChecks(name: string, createApp: CreateApp): void {
         assert.deepEqual(some.body.meta.fields, ["id", "customer.city"]);
       });
 
+      it("a Buffer is sent as its bytes, never JSON", async () => {
+        const bytes = await server.call("/bytes");
+        assert.equal(bytes.status, 200);
+        assert.equal(bytes.headers.get("content-type"), "application/octet-stream");
+        assert.equal(bytes.body, "raw\u0000bytes");
+      });
+
       it("RawResponse sends the result as is; SafeResponse wraps again with its status", async () => {
         const health = await server.call("/health");
         assert.equal(health.status, 200);
