@@ -1,5 +1,6 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
+import { anotherCopy } from "../another_copy.ts";
 import {
   definedCatalogOf,
   initSafeException,
@@ -77,8 +78,9 @@ describe("definedCatalogOf", () => {
 describe("the registry of defined catalogs across copies of the library", () => {
   it("a catalog defined by another copy (an app loading the ESM and the CommonJS build) is found", async () => {
     // Another instance of this file, as a second copy of the library loads it.
-    const copy: typeof import("../../safe_response/_safe_exception.ts") = await import(
-      new URL("../../safe_response/_safe_exception.ts?another-copy", import.meta.url).href
+    const copy = await anotherCopy<typeof import("../../safe_response/_safe_exception.ts")>(
+      "../../safe_response/_safe_exception.ts",
+      import.meta.url,
     );
     const theirs = { has: (key: string) => key === "FROM_THE_OTHER_COPY", get: () => undefined };
     copy.rememberDefinedCatalog(theirs);

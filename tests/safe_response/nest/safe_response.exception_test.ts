@@ -1,5 +1,6 @@
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
+import { anotherCopy } from "../../another_copy.ts";
 import {
   type ArgumentsHost,
   type CallHandler,
@@ -257,8 +258,9 @@ describe("seed 0.15: createSafeException(catalog)", () => {
   });
 
   it("takes a catalog of another copy of the library (an app loading the ESM and the CommonJS build)", async () => {
-    const copy: typeof import("../../../safe_response/error_catalog.ts") = await import(
-      new URL("../../../safe_response/error_catalog.ts?another-copy", import.meta.url).href
+    const copy = await anotherCopy<typeof import("../../../safe_response/error_catalog.ts")>(
+      "../../../safe_response/error_catalog.ts",
+      import.meta.url,
     );
     const Theirs = copy.defineErrors({ GONE_ELSEWHERE: { status: 410, message: "Gone" } });
     assert.ok(!(Theirs instanceof ErrorCatalog), "another class");
