@@ -188,10 +188,24 @@ function paginationParameters({ kind, maxLimit, defaultLimit }: PaginationSettin
   return [position, limit];
 }
 
-/** The `x-safe-paginated` mark of a route with pagination `setting` and `linkHeader`. */
-function paginatedMark(setting: PaginationSetting, linkHeader: LinkHeaderOption | undefined) {
+/**
+ * The `x-safe-paginated` mark of `handler` with pagination `setting` and `linkHeader`: `limits`
+ * when the pipeline parses its query, `query` when the handler does (`PaginationQuery()`, a
+ * parameter decorator: applied before the route's and its controller's decorators).
+ */
+function paginatedMark(
+  handler: object,
+  setting: PaginationSetting,
+  linkHeader: LinkHeaderOption | undefined,
+) {
   const limits = setting.maxLimit !== undefined || setting.defaultLimit !== undefined;
-  return { kind: setting.kind, limits, ...(linkHeader === undefined ? {} : { linkHeader }) };
+  const query = Reflect.getOwnMetadata(ROUTE_KEYS.paginationQuery, handler) === true;
+  return {
+    kind: setting.kind,
+    limits,
+    ...(query ? { query } : {}),
+    ...(linkHeader === undefined ? {} : { linkHeader }),
+  };
 }
 
 /**
@@ -213,7 +227,7 @@ function paginated(
       setExtension(
         descriptor.value,
         PAGINATED_EXTENSION,
-        paginatedMark(setting, linkHeader),
+        paginatedMark(descriptor.value, setting, linkHeader),
         false,
       );
       return;
@@ -223,6 +237,7 @@ function paginated(
       const own = Reflect.hasOwnMetadata(ROUTE_KEYS.pagination, handler);
       if (!own) markQueryParameters(handler, parameters);
       const mark = paginatedMark(
+        handler,
         routeOption<PaginationSetting>(target, handler, ROUTE_KEYS.pagination)!,
         routeOption<LinkHeaderOption>(target, handler, ROUTE_KEYS.linkHeader),
       );

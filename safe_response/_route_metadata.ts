@@ -13,6 +13,8 @@ export const ROUTE_KEYS = Object.freeze({
   message: "safe-response:message",
   successCode: "safe-response:success-code",
   pagination: "safe-response:pagination",
+  /** A handler reading its pagination query (Nest's `PaginationQuery()`): it may answer the 400. */
+  paginationQuery: "safe-response:pagination-query",
   linkHeader: "safe-response:link-header",
   sort: "safe-response:sort",
   filter: "safe-response:filter",

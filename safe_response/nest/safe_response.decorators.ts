@@ -7,6 +7,7 @@
  */
 import { createParamDecorator, type ExecutionContext } from "@nestjs/common";
 import { paginationQueryOf } from "../responder.ts";
+import { ROUTE_KEYS } from "../_route_metadata.ts";
 import { exchangeOf, phaseOf, type RequestLike, type ResponseLike } from "./_http.ts";
 
 export {
@@ -64,5 +65,13 @@ const paginationQueryParameter = createParamDecorator(
  * ```
  */
 export function PaginationQuery(): ParameterDecorator {
-  return paginationQueryParameter();
+  const parameter = paginationQueryParameter();
+  return (target, key, index) => {
+    parameter(target, key, index);
+    // Marks the handler as parsing its query (a bad one: the 400 the OpenAPI document lists).
+    const handler = key === undefined ? undefined : (target as Record<PropertyKey, unknown>)[key];
+    if (typeof handler === "function") {
+      Reflect.defineMetadata(ROUTE_KEYS.paginationQuery, true, handler);
+    }
+  };
 }

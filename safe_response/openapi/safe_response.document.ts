@@ -136,13 +136,14 @@ export function applyGlobalErrors<T extends OpenApiDocumentLike, Context = unkno
       }
     }
     const page = operation[PAGINATED_EXTENSION] as
-      | { limits?: unknown; linkHeader?: unknown }
+      | { limits?: unknown; query?: unknown; linkHeader?: unknown }
       | undefined;
     const documented = operation.responses ??= {};
     if (operation[SKIP_GLOBAL_ERRORS_EXTENSION] !== true) {
-      // The pipeline parses the query (a bad value: the 400) of a route with limits.
+      // The pipeline parses the query (a bad value: the 400) of a route with limits; a handler's
+      // PaginationQuery() of any paginated route.
       const parsed = page !== undefined &&
-        (page.limits === true || settings.defaultLimit !== undefined);
+        (page.limits === true || page.query === true || settings.defaultLimit !== undefined);
       const added = parsed ? paginated : responses;
       if (added === paginated) addComponents();
       for (const [status, response] of added) {

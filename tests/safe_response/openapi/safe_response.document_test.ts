@@ -40,7 +40,10 @@ import {
   type SafeResponseModuleOptions,
   SkipGlobalErrors,
 } from "../../../safe_response/nest/mod.ts";
-import type { OffsetPaginationQuery } from "../../../safe_response/pagination_query.ts";
+import type {
+  CursorPaginationQuery,
+  OffsetPaginationQuery,
+} from "../../../safe_response/pagination_query.ts";
 import {
   ApiSafeCatalogErrors,
   ApiSafeErrorResponse,
@@ -481,9 +484,25 @@ class PagesController {
   @Paginated()
   @SkipGlobalErrors()
   skipped() {}
+
+  @Get("handler-parsed")
+  @Paginated()
+  handlerParsed(@PaginationQuery() query: OffsetPaginationQuery) {
+    return query;
+  }
 }
 
-@Module({ controllers: [PagesController] })
+/** A controller-wide `CursorPaginated` without limits over a handler reading its query. */
+@Controller("feed-pages")
+@CursorPaginated()
+class FeedPagesController {
+  @Get()
+  list(@PaginationQuery() query: CursorPaginationQuery) {
+    return query;
+  }
+}
+
+@Module({ controllers: [PagesController, FeedPagesController] })
 class PagesModule {}
 
 describe("applyGlobalErrors on paginated routes", () => {
@@ -505,8 +524,11 @@ describe("applyGlobalErrors on paginated routes", () => {
     assert.deepEqual(examplesOf(document, "/pages/cursor"), ["INVALID_PAGINATION_QUERY"]);
     assert.deepEqual(examplesOf(document, "/pages/own"), ["BAD_FILTER"], "the route's own kept");
     assert.equal(document.paths["/pages/skipped"].get.responses[400], undefined);
-    // Without limits (route or module defaultLimit), the pipeline never parses the query.
+    // Without limits (route or module defaultLimit), the pipeline never parses the query...
     assert.equal(document.paths["/pages/unlimited"].get.responses[400], undefined);
+    // ...but a handler's PaginationQuery() does (a method's or its controller's pagination).
+    assert.deepEqual(examplesOf(document, "/pages/handler-parsed"), ["INVALID_PAGINATION_QUERY"]);
+    assert.deepEqual(examplesOf(document, "/feed-pages"), ["INVALID_PAGINATION_QUERY"]);
     const moduleLimit = applyGlobalErrors(await pagesDocument(), { defaultLimit: 20 });
     assert.deepEqual(examplesOf(moduleLimit, "/pages/unlimited"), ["INVALID_PAGINATION_QUERY"]);
     const { content } = document.paths["/pages/offset"].get.responses[400];
