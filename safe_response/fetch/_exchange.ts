@@ -3,7 +3,7 @@
  * and the `Reply` as a `Response`.
  * @module
  */
-import { JSON_HEADER } from "../_media_type.ts";
+import { isJsonMediaType, JSON_HEADER } from "../_media_type.ts";
 import { fetchRequestTarget } from "../../telemetry/_fetch_target.ts";
 import type { ParsedPaginationQuery } from "../pagination_query.ts";
 import type { HttpExchange, Reply } from "../responder.ts";
@@ -137,7 +137,9 @@ export function copyHeaders(into: Headers, from: Headers): void {
 
 /**
  * Response headers: the handler's, then the reply's (a plain list when the handler set none). A JSON
- * body is typed `application/json; charset=utf-8`, but for an unwrapped one whose handler set its own type.
+ * body is typed `application/json; charset=utf-8`, but for one whose handler set its own type: any
+ * for an unwrapped one, a JSON one (`application/vnd.api+json`, its charset added) for an
+ * envelope, as Express and Fastify send Nest's.
  */
 function headersOf(
   reply: Reply,
@@ -149,11 +151,25 @@ function headersOf(
     const own = reply.headers.some(([name]) => name.toLowerCase() === "content-type");
     return json && !own ? [["Content-Type", JSON_HEADER], ...reply.headers] : reply.headers;
   }
-  if (json && (reply.wrapped || !touched.has("Content-Type"))) {
-    touched.set("Content-Type", JSON_HEADER);
+  if (json) {
+    const own = touched.get("Content-Type");
+    if (own === null || (reply.wrapped && !isJsonMediaType(own))) {
+      touched.set("Content-Type", JSON_HEADER);
+    } else if (reply.wrapped && !/;\s*charset=/i.test(own)) {
+      touched.set("Content-Type", `${own}; charset=utf-8`);
+    }
   }
   for (const [name, value] of reply.headers) touched.set(name, value);
   return touched;
+}
+
+/**
+ * Cancels `body` when it is a stream, or a `Response`'s, that will not be sent (a file's stays open
+ * until its stream is read or cancelled); a failure changes nothing.
+ */
+export function discardBody(body: unknown): void {
+  const stream = body instanceof Response ? body.body : body;
+  if (stream instanceof ReadableStream) stream.cancel().catch(() => {});
 }
 
 /**
@@ -165,7 +181,11 @@ function headersOf(
 export function toResponse(reply: Reply, context: RequestContext | undefined): Response {
   const { body, status } = reply;
   if (reply.nullBody && !(body instanceof Response)) {
-    return new Response(null, { status, headers: headersOf(reply, context, false) });
+    discardBody(body);
+    // No body, no Content-Type (even the handler's), as Express sends Nest's.
+    const headers = new Headers(headersOf(reply, context, false));
+    headers.delete("Content-Type");
+    return new Response(null, { status, headers });
   }
   if (reply.wrapped) {
     const text = JSON.stringify(body);

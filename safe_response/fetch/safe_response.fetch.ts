@@ -30,6 +30,7 @@ import { callAppFunction } from "../_app_functions.ts";
 import { callDetached } from "../../telemetry/_detached.ts";
 import {
   copyHeaders,
+  discardBody,
   FetchExchange,
   LOWEST_STATUS,
   RequestContext,
@@ -332,10 +333,11 @@ export function createSafeFetch(options: SafeFetchOptions = {}): SafeFetch {
       const phase = { plan, start: responder.start(), apiVersion: responder.versionOf(request) };
       context.bindPagination(() => paginationQueryOf(exchange, phase));
       let reply: Reply;
+      let result: unknown;
       try {
         if (exchange.hostMalformed) throw MALFORMED_HOST; // RFC 9112 §3.2: no route reads its target
         beginPagination(exchange, phase); // a bad page, limit or cursor is a 400 before the handler
-        const result = await handler(request, context, ...args as unknown as Args);
+        result = await handler(request, context, ...args as unknown as Args);
         // A 101 (Deno.upgradeWebSocket's): the server sends it as it is, the request is closed.
         if (result instanceof Response && result.status === 101) {
           responder.written?.(101);
@@ -344,6 +346,7 @@ export function createSafeFetch(options: SafeFetchOptions = {}): SafeFetch {
         const answered = result instanceof Response ? exchange.answered(result) : exchange;
         reply = responder.success(result, answered, phase);
       } catch (thrown) {
+        discardBody(result); // a result it could not answer: its stream is never sent
         reply = responder.error(thrown, exchange, phase);
       }
       return send(reply, context, request, phase);

@@ -284,6 +284,41 @@ describe("createSafeFetch route: successes", () => {
     assert.deepEqual(lines, []);
   });
 
+  it("cancels a stream it does not send (a null body status, a result it cannot answer), and drops a Content-Type with no body", async () => {
+    const { safe } = safeWith();
+    const cancelled: string[] = [];
+    const stream = (name: string) =>
+      new ReadableStream({ cancel: () => void cancelled.push(name) }); // a file's, a socket's
+    const notModified = safe.route({}, (_request, context) => {
+      context.headers.set("Content-Type", "application/json");
+      context.status = 304;
+      return stream("304");
+    });
+    const noContent = safe.route({ rawResponse: true, statusCode: 204 }, () => stream("204"));
+    const unanswerable = safe.route({}, (_request, context) => {
+      context.status = 1000; // no status: a 500, the handler's body never sent
+      return stream("1000");
+    });
+    const inResponse = safe.route({}, (_request, context) => {
+      context.status = 1000;
+      return new Response(stream("response"));
+    });
+    const statuses = [];
+    for (const handler of [notModified, noContent, unanswerable, inResponse]) {
+      const answer = await handler(at("/"));
+      await answer.body?.cancel();
+      statuses.push([answer.status, answer.headers.get("content-type")]);
+    }
+    assert.deepEqual(statuses, [
+      [304, null],
+      [204, null],
+      [500, "application/json; charset=utf-8"],
+      [500, "application/json; charset=utf-8"],
+    ]);
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    assert.deepEqual(cancelled, ["304", "204", "1000", "response"]);
+  });
+
   it("sends raw results, bytes, streams and Responses as they are", async () => {
     const { safe } = safeWith();
     const deprecated = { since: "2025-01-01T00:00:00Z" };
@@ -372,8 +407,17 @@ describe("createSafeFetch route: successes", () => {
       return { id: "1" };
     });
     const envelope = await wrapped(at("/"));
-    assert.equal(envelope.headers.get("content-type"), "application/json; charset=utf-8");
+    // A JSON media type of the handler's own is kept, as Express and Fastify keep Nest's.
+    assert.equal(envelope.headers.get("content-type"), "application/vnd.api+json; charset=utf-8");
     assert.deepEqual((await envelope.json()).data, { id: "1" });
+    const failing = safe.route({}, (_request, context) => {
+      context.headers.set("Content-Type", "application/vnd.api+json; charset=utf-8");
+      throw new SafeException("ITEM_NOT_FOUND", { catalog: Errors });
+    });
+    const refused = await failing(at("/"));
+    assert.equal(refused.status, 404);
+    assert.equal(refused.headers.get("content-type"), "application/vnd.api+json; charset=utf-8");
+    assert.equal((await refused.json()).error.code, "ITEM_NOT_FOUND");
   });
 
   it("sends a result as it is when the handler set a non-JSON Content-Type, as Nest does", async () => {
