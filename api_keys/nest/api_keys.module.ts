@@ -14,7 +14,7 @@ import {
 } from "@nestjs/common";
 import { ApplicationConfig, HttpAdapterHost, ModulesContainer } from "@nestjs/core";
 import { thresholdsProblem } from "../_input.ts";
-import { failureLine } from "../_sinks.ts";
+import { failureLine, logLine } from "../_sinks.ts";
 import { serviceRedact } from "../_service_hooks.ts";
 import { ApiKeysService } from "../service.ts";
 import type { ApiKeysServiceOptions } from "../service_options.ts";
@@ -118,7 +118,8 @@ class ExpiryNoticeTimer {
         this.#failing = false;
       }, (error) => {
         if (!this.#failing) {
-          console.warn(failureLine("expiryNotices", error, serviceRedact(this.#service)));
+          const line = failureLine("expiryNotices", error, serviceRedact(this.#service));
+          logLine((text) => console.warn(text), line);
         }
         this.#failing = true;
       })

@@ -1,5 +1,6 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
+import { collectUnhandledRejections } from "../../reliability/harness.ts";
 import {
   Controller,
   Get,
@@ -314,6 +315,33 @@ describe("ApiKeysModule", () => {
     } finally {
       if (!closed) await running.close();
     }
+  });
+
+  it("a failed expiry-notice run whose console.warn throws is contained (no unhandled rejection), and retried", async () => {
+    const storage = new InMemoryApiKeyStorage();
+    const list = storage.listExpiring.bind(storage);
+    let failures = 1;
+    storage.listExpiring = (options) =>
+      failures-- > 0 ? Promise.reject(new Error("refused")) : list(options);
+    const warn = console.warn;
+    console.warn = () => {
+      throw new Error("the console is closed");
+    };
+    const unhandled = collectUnhandledRejections();
+    const options = moduleOptions({
+      storage,
+      expiryNotices: { thresholdsMs: [86_400_000], intervalMs: 20 },
+    });
+    const running = await boot(appModule(ApiKeysModule.forRoot(options)), "express");
+    try {
+      await eventually(() => failures < 0); // the failed run, then one that listed
+      await new Promise((resolve) => setTimeout(resolve, 0));
+    } finally {
+      console.warn = warn;
+      await running.close();
+      await unhandled.stop();
+    }
+    assert.deepEqual(unhandled.reasons, []);
   });
 
   it("a failed expiry-notice run is logged once per streak, without its message, and retried", async () => {
