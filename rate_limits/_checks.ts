@@ -120,12 +120,16 @@ export function assertBounded(value: unknown, min: number, max: number, what: st
   return value as number;
 }
 
-/** Latest time a `Date` holds, in ms since the epoch. */
-export const MAX_EPOCH_MS = 8.64e15;
+/**
+ * Latest time counted, in ms since the epoch (year 30,489): a window's
+ * sub-bucket arithmetic (`10 × t`) stays a safe integer, so exact (a `Date`
+ * holds up to 8.64e15, where a sub-bucket would land a millisecond off).
+ */
+export const MAX_EPOCH_MS = 9e14;
 
 /**
  * Throws a `TypeError` naming `what` unless `value` is a time in ms since the
- * epoch: a safe integer of 0–8.64e15 (a `Date`'s range).
+ * epoch: a safe integer of 0–9e14 (`MAX_EPOCH_MS`).
  *
  * @example
  * ```ts

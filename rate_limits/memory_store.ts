@@ -32,8 +32,8 @@ export interface MemoryRateLimitStoreOptions {
   maxCounters?: number;
   /**
    * Clock in ms since the epoch (default `Date.now`), counted in whole ms (a
-   * fraction floored); tests inject a fake one. A reading outside 0–8.64e15
-   * (Infinity, NaN) is a `TypeError`.
+   * fraction floored); tests inject a fake one. A reading outside 0–9e14
+   * (year 30,489; Infinity, NaN) is a `TypeError`.
    */
   now?: () => number;
 }
@@ -82,7 +82,7 @@ interface Balance {
  * default clock (the runtime's own `Date.now`), `checkNow(counters, nowMs)`
  * counts at the caller's `nowMs` (a wall-clock time read for this check: the
  * API-key service's) and reads no clock; a `nowMs` that is not an integer in
- * 0–8.64e15 is a `TypeError`. With an injected `now`, or a `Date.now` replaced
+ * 0–9e14 is a `TypeError`. With an injected `now`, or a `Date.now` replaced
  * (a fake timer) when the store was made, `nowMs` is ignored.
  * `readCredits` writes nothing (not even a touch) and answers a balance it
  * does not hold as it would start, on its clock (never `null`). A window counter's answer

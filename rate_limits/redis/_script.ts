@@ -16,7 +16,7 @@ import { SUB_BUCKETS } from "../_window.ts";
 const CLOCK = `
 -- The globals the scripts use, as locals (a local is read in one step, a global looked up by name).
 local tonumber, ARGV, KEYS, redis, math, string, unpack = tonumber, ARGV, KEYS, redis, math, string, unpack
-local MAX_MS = ${MAX_EPOCH_MS}  -- the latest time a Date holds (ms)
+local MAX_MS = ${MAX_EPOCH_MS}  -- the latest time counted (ms): 10 * t stays exact
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 `;

@@ -7,6 +7,7 @@ import {
 } from "../../rate_limits/memory_store.ts";
 import type { CounterResult, RateLimitCounter } from "../../rate_limits/store.ts";
 import { createRateLimiter } from "../../rate_limits/limiter.ts";
+import { MAX_EPOCH_MS } from "../../rate_limits/_checks.ts";
 import {
   commands,
   countersOf,
@@ -68,6 +69,21 @@ describe("createMemoryRateLimitStore", () => {
         String(now),
       );
     }
+  });
+
+  it("counts exactly up to the latest reading it takes (9e14: 10 × t stays a safe integer); a later one fails closed", async () => {
+    const policy = [{ name: "a", limit: 1, windowMs: 1001 }];
+    let t = MAX_EPOCH_MS - 5_000;
+    const limiter = createRateLimiter({
+      store: createMemoryRateLimitStore({ now: () => t }),
+      logger: () => {},
+    });
+    assert.equal((await limiter.check("s", policy)).allowed, true);
+    t += 1000; // within the same 1,001 ms window
+    assert.equal((await limiter.check("s", policy)).allowed, false);
+    // A clock far past it (year 272,000, once 10 × t is inexact: a sub-bucket 1 ms off) is refused.
+    t = 8_600_000_331_851_428;
+    await assert.rejects(limiter.check("s", policy), TypeError);
   });
 
   it("answers as the reference sub-bucket window on a fake clock (cost, cost 0, all or nothing), never admits more than limit in any window, refuses early by at most one sub-bucket", () => {
