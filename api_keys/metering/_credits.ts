@@ -21,7 +21,7 @@ import {
   storedRefill,
   type SubjectOwner,
 } from "./_limits.ts";
-import { type OutageReporter, type Redact, warnPerOutage } from "../_sinks.ts";
+import { logLine, type OutageReporter, type Redact, warnPerOutage } from "../_sinks.ts";
 import { unref } from "../_unref.ts";
 import { checkPersistInterval } from "../_options.ts";
 import { assertKnownFields } from "../../telemetry/_known_fields.ts";
@@ -721,7 +721,8 @@ export class CreditBook {
       for (const keyId of written) this.#pending.delete(own.get(keyId)!.subject);
     }
     if (gone > 0) {
-      console.warn(
+      logLine(
+        (line) => console.warn(line),
         `api-keys: credits write-back: ${gone} drained balance(s) of keys no longer stored ` +
           "were not written back",
       );
@@ -778,7 +779,12 @@ export class CreditBook {
     if (this.#drain === undefined && this.#pending.size === 0) return;
     const timer = setTimeout(async () => {
       this.#timer = undefined;
-      const failure = await this.#flush();
+      let failure: unknown;
+      try {
+        failure = await this.#flush();
+      } catch (error) {
+        failure = error; // a bug: a failed pass all the same, the next one still armed
+      }
       if (failure === undefined) this.#writeFailed.succeeded();
       else this.#writeFailed.failed(failure);
       this.#arm();

@@ -919,6 +919,24 @@ describe("the credit write-back", () => {
       "api-keys: credits write-back: 1 drained balance(s) of keys no longer stored were not written back",
     ]);
   });
+  it("a throwing console.warn on a balance of a key no longer stored fails no pass (the timer's passes would stop)", async () => {
+    const { storage, service, drained, ids, at } = await drainedKeys({ t1: 2 });
+    const written = [...drained];
+    drained.push({ subject: "key:gone", name: "credits", remaining: 3, at });
+    const warn = console.warn;
+    console.warn = () => {
+      throw new Error("the console is closed");
+    };
+    try {
+      await service.close(); // resolves: the pass wrote every balance it could
+    } finally {
+      console.warn = warn;
+    }
+    for (const [i, id] of ids.t1.entries()) {
+      const { credits } = (await storage.findById(id))!;
+      assert.deepEqual([credits!.remaining, +credits!.updatedAt], [written[i].remaining, at]);
+    }
+  });
   it("a tenant whose write fails keeps its balances for the next pass; another tenant's are written in the same pass", async () => {
     const { storage, service, ids, fail } = await drainedKeys({ t1: 3, t2: 1 });
     fail.add("t1");
