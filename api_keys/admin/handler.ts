@@ -33,6 +33,7 @@ import {
 import { positionOf } from "../storage/_paging.ts";
 import {
   type Escalation,
+  ESCALATION_FIELDS,
   findEscalation,
   findLimitsEscalation,
   type KeyPowers,
@@ -97,16 +98,6 @@ function escalationRefused(
     { key: role, exceeds },
   );
 }
-
-/** The fields of an `Escalation`, each a list of strings. */
-const ESCALATION_FIELDS: ReadonlySet<string> = new Set([
-  "environment",
-  "scopes",
-  "allowedIpCidrs",
-  "expiresAt",
-  "rateLimits",
-  "credits",
-]);
 
 /**
  * A custom policy's refusal as the 403 sends it: a copy of its `Escalation` fields, each a list

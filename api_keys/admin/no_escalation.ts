@@ -68,6 +68,20 @@ export interface Escalation {
   credits?: string[];
 }
 
+/** The fields of an `Escalation` (each a list of strings), complete by type. */
+export const ESCALATION_FIELDS: ReadonlySet<string> = new Set(
+  Object.keys(
+    {
+      environment: true,
+      scopes: true,
+      allowedIpCidrs: true,
+      expiresAt: true,
+      rateLimits: true,
+      credits: true,
+    } satisfies Record<keyof Escalation, true>,
+  ),
+);
+
 /** What an empty allowlist allows: every IPv4 and every IPv6 address. */
 const ANY_ADDRESS: readonly string[] = Object.freeze(["0.0.0.0/0", "::/0"]);
 

@@ -44,8 +44,8 @@ function bytesOf(body: unknown): unknown {
  * Nest answers itself (`@Redirect`, `@Render`, `@Sse`) or whose handler sends
  * its own response (`@Res()`, `@Next()`, no passthrough), routes that set a
  * non-JSON `Content-Type` (`@Header`) and `StreamableFile`/`Buffer`/stream
- * results pass through unwrapped (binary data sent as its bytes on both adapters); a success with a 1xx, 204, 205 or 304
- * status is sent with no body. A request it already answers (the module
+ * results pass through unwrapped (binary data sent as its bytes on both
+ * adapters); a success with a 1xx, 204, 205 or 304 status is sent with no body. A request it already answers (the module
  * registered twice) passes through the second one unchanged.
  * @example
  * ```ts
